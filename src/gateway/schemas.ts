@@ -1,0 +1,189 @@
+import { z } from 'zod';
+import { DAY_MS, isRfc3339 } from './time.js';
+
+/** Spec part 8 limits, in one place so planners, config and the emulator agree. */
+export const LIMITS = {
+  maxWindowDays: 31,
+  maxResultsCeiling: 200,
+  defaultMaxResults: 50,
+  minMagnitude: -1,
+  maxMagnitude: 10,
+  maxRadiusKm: 20001.6,
+  firstYear: 1960,
+  maxYearSpan: 70,
+  indicatorCodeMin: 3,
+  indicatorCodeMax: 64,
+} as const;
+
+export const EARTHQUAKE_PROVIDER = 'quake-catalog';
+export const INDICATOR_PROVIDER = 'development-indicators';
+
+export type Operation = 'earthquake' | 'indicator';
+
+export const OPERATIONS = {
+  earthquake: {
+    tier: 'earthquake-standard',
+    path: '/v1/gateway/earthquake-standard/v1/earthquake-queries',
+  },
+  indicator: {
+    tier: 'economic-indicator-standard',
+    path: '/v1/gateway/economic-indicator-standard/v1/economic-indicator-queries',
+  },
+} as const satisfies Record<Operation, { tier: string; path: string }>;
+
+const rfc3339 = z.string().refine(isRfc3339, 'must be an RFC 3339 timestamp');
+
+// ---------------------------------------------------------------- requests
+
+export const magnitudeSchema = z.number().min(LIMITS.minMagnitude).max(LIMITS.maxMagnitude);
+export const latitudeSchema = z.number().min(-90).max(90);
+export const longitudeSchema = z.number().min(-180).max(180);
+export const radiusKmSchema = z.number().gt(0).max(LIMITS.maxRadiusKm);
+
+/** Spec 4.1 + 8. `now` is a parameter because "not in the future" depends on it. */
+export function earthquakeRequestSchema(now: () => Date = () => new Date()) {
+  return z
+    .strictObject({
+      provider: z.literal(EARTHQUAKE_PROVIDER),
+      start_time: rfc3339,
+      end_time: rfc3339,
+      min_magnitude: magnitudeSchema.optional(),
+      latitude: latitudeSchema.optional(),
+      longitude: longitudeSchema.optional(),
+      radius_km: radiusKmSchema.optional(),
+      max_results: z.number().int().min(1).max(LIMITS.maxResultsCeiling).optional(),
+    })
+    .superRefine((req, ctx) => {
+      const start = Date.parse(req.start_time);
+      const end = Date.parse(req.end_time);
+      if (start > now().getTime()) {
+        ctx.addIssue({ code: 'custom', path: ['start_time'], message: 'must not be in the future' });
+      }
+      if (!(end > start)) {
+        ctx.addIssue({ code: 'custom', path: ['end_time'], message: 'must be after start_time' });
+      } else if (end - start > LIMITS.maxWindowDays * DAY_MS) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['end_time'],
+          message: `must be at most ${LIMITS.maxWindowDays} days after start_time`,
+        });
+      }
+      const circle = [req.latitude, req.longitude, req.radius_km].filter((v) => v !== undefined);
+      if (circle.length !== 0 && circle.length !== 3) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['radius_km'],
+          message: 'latitude, longitude and radius_km must be set together or all be absent',
+        });
+      }
+    });
+}
+export type EarthquakeRequest = z.infer<ReturnType<typeof earthquakeRequestSchema>>;
+
+/** ISO 3166-1 alpha-2/alpha-3 or a World Bank aggregate code (`WLD`, `EUU`, `1W`). */
+export const countryCodeSchema = z
+  .string()
+  .regex(/^(?=.*[A-Z])[A-Z0-9]{2,3}$/, 'must be a 2 or 3 character country or aggregate code (A-Z, 0-9)');
+export const indicatorCodeSchema = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9._]{3,64}$/,
+    'must be 3 to 64 characters of letters, digits, dot or underscore',
+  );
+
+/** Span counted inclusively (1960-2029 is 70 years), valid under either reading of the spec. */
+export function yearSpan(startYear: number, endYear: number): number {
+  return endYear - startYear + 1;
+}
+
+export function indicatorRequestSchema(now: () => Date = () => new Date()) {
+  return z
+    .strictObject({
+      provider: z.literal(INDICATOR_PROVIDER),
+      country: countryCodeSchema,
+      indicator: indicatorCodeSchema,
+      start_year: z.number().int().min(LIMITS.firstYear).optional(),
+      end_year: z.number().int().optional(),
+    })
+    .superRefine((req, ctx) => {
+      const currentYear = now().getUTCFullYear();
+      const endYear = req.end_year ?? currentYear;
+      const startYear = req.start_year ?? endYear - 9;
+      if (endYear > currentYear) {
+        ctx.addIssue({ code: 'custom', path: ['end_year'], message: `must not be after ${currentYear}` });
+      }
+      if (endYear < startYear) {
+        ctx.addIssue({ code: 'custom', path: ['end_year'], message: 'must not be before start_year' });
+      } else if (yearSpan(startYear, endYear) > LIMITS.maxYearSpan) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['end_year'],
+          message: `span from start_year to end_year must be at most ${LIMITS.maxYearSpan} years`,
+        });
+      }
+    });
+}
+export type IndicatorRequest = z.infer<ReturnType<typeof indicatorRequestSchema>>;
+
+// --------------------------------------------------------------- responses
+
+const sourceSchema = z.object({ name: z.string(), license: z.string(), url: z.string() });
+
+export const earthquakeEventSchema = z.object({
+  id: z.string().min(1),
+  time: z.iso.datetime({ offset: true }),
+  magnitude: z.number().nullable(),
+  magnitude_type: z.string().nullable(),
+  place: z.string().nullable(),
+  latitude: z.number(),
+  longitude: z.number(),
+  depth_km: z.number().nullable(),
+  tsunami_flag: z.boolean(),
+  url: z.string().nullable(),
+});
+export type EarthquakeEvent = z.infer<typeof earthquakeEventSchema>;
+
+export const earthquakeResultSchema = z.object({
+  events: z.array(earthquakeEventSchema).nullable(),
+  source: sourceSchema,
+});
+export type EarthquakeResult = z.infer<typeof earthquakeResultSchema>;
+
+export const indicatorResultSchema = z.object({
+  indicator: z.object({ id: z.string(), name: z.string() }),
+  country: z.object({ id: z.string(), name: z.string() }),
+  values: z
+    .array(z.object({ year: z.number().int(), value: z.number().nullable() }))
+    .nullable(),
+  last_updated: z.string().nullable(),
+  source: sourceSchema,
+});
+export type IndicatorResult = z.infer<typeof indicatorResultSchema>;
+
+/** Spec 2.2: field types are not shown, so ids may be strings or numbers. */
+const idLike = z.union([z.string(), z.number()]).transform(String);
+
+const unitsLike = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/)]).transform(Number);
+
+/**
+ * Lenient on purpose: the gateway bills whatever it calls `succeeded`, so the audit must be able
+ * to read `outcome` and `units` even from an answer whose result breaks the spec.
+ */
+export const executionSchema = z.object({
+  id: idLike.optional(),
+  invocation_id: idLike.optional(),
+  outcome: z.string(),
+  usage: z.object({ units: unitsLike.optional() }).partial().nullish(),
+  timing: z.unknown().optional(),
+});
+export type Execution = z.infer<typeof executionSchema>;
+
+export function envelopeSchema<R extends z.ZodType>(result: R) {
+  return z.object({
+    code: z.number().int(),
+    data: z.object({ execution: executionSchema, result }),
+    message: z.string().optional(),
+  });
+}
+
+export const SUCCEEDED = 'succeeded';
