@@ -63,7 +63,9 @@ export function resolveYearRange({ fromYear, toYear, currentYear }: ResolveYearR
   assertYear(to, 'toYear');
   assertYear(from, 'fromYear');
   if (to > currentYear) throw new RangeError(`toYear ${to} is after the current year ${currentYear}`);
-  if (to < LIMITS.firstYear) throw new RangeError(`toYear ${to} is before ${LIMITS.firstYear}, the first year with data`);
+  if (to < LIMITS.firstYear) {
+    throw new RangeError(`toYear ${to} is before ${LIMITS.firstYear}, the first year with data`);
+  }
   if (from < LIMITS.firstYear) {
     throw new RangeError(`fromYear ${from} is before ${LIMITS.firstYear}, the first year with data`);
   }

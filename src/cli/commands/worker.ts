@@ -1,0 +1,34 @@
+import { Command } from 'commander';
+import { EXIT } from '../exit.js';
+import { loadEnv } from '../runtime.js';
+import { openSession, startSessionWorkers } from '../session.js';
+
+/** Resolves on the first SIGINT or SIGTERM. */
+export function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (s: NodeJS.Signals) => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(s);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}
+
+export function workerCommand(): Command {
+  return new Command('worker')
+    .description('run queue workers until SIGINT/SIGTERM, then finish in-flight jobs (within SHUTDOWN_DEADLINE_MS) and exit 0')
+    .action(async () => {
+      const env = loadEnv();
+      const session = await openSession(env, { needGateway: true });
+      const workers = startSessionWorkers(session);
+      session.log.info({ concurrency: env.workerConcurrency, prefix: env.queuePrefix }, 'workers started');
+      const signal = await untilSignal();
+      session.log.info({ signal }, 'stopping: finishing in-flight jobs');
+      const { cutOff } = await workers.close(env.shutdownDeadlineMs);
+      await session.close();
+      session.log.info({ cutOff }, 'stopped');
+      process.exitCode = EXIT.ok;
+    });
+}

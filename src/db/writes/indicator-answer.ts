@@ -1,0 +1,100 @@
+import { sql } from 'drizzle-orm';
+import type { AttemptRecord } from '../../gateway/attempt.js';
+import type { IndicatorResult } from '../../gateway/schemas.js';
+import type { Db, Tx } from '../connection.js';
+import { countries, countryCodeAliases, indicators, indicatorSeries, indicatorValues } from '../schema.js';
+import { bumpPartition, insertAudit, setRowsWritten, type CallContext } from './audit.js';
+
+/** Row mapping, pure: years of the chunk only, one row per year, null values kept. */
+export function valueRows(result: IndicatorResult, years: { startYear: number; endYear: number }, seenAt: Date, executionRowId: number) {
+  const byYear = new Map<number, number | null>();
+  for (const v of result.values ?? []) {
+    if (v.year >= years.startYear && v.year <= years.endYear) byYear.set(v.year, v.value);
+  }
+  return [...byYear.entries()].map(([year, value]) => ({
+    indicatorId: result.indicator.id,
+    countryId: result.country.id,
+    year,
+    value,
+    firstSeenAt: seenAt,
+    lastSeenAt: seenAt,
+    changedAt: seenAt,
+    lastExecutionId: executionRowId,
+  }));
+}
+
+const v = indicatorValues;
+const changed = sql`${v.value} is distinct from excluded.value`;
+
+/** Unchanged values keep their execution and `changed_at`; only `last_seen_at` moves. */
+export async function upsertValues(tx: Tx, rows: ReturnType<typeof valueRows>): Promise<number> {
+  if (rows.length === 0) return 0;
+  const out = await tx
+    .insert(v)
+    .values(rows)
+    .onConflictDoUpdate({
+      target: [v.indicatorId, v.countryId, v.year],
+      set: {
+        lastSeenAt: sql`excluded.last_seen_at`,
+        value: sql`excluded.value`,
+        changedAt: sql`case when ${changed} then excluded.changed_at else ${v.changedAt} end`,
+        lastExecutionId: sql`case when ${changed} then excluded.last_execution_id else ${v.lastExecutionId} end`,
+      },
+    })
+    .returning({ written: sql<boolean>`${v.changedAt} = ${v.lastSeenAt}` });
+  return out.filter((r) => r.written).length;
+}
+
+async function upsertSeriesMetadata(tx: Tx, result: IndicatorResult, requestedCountry: string, seenAt: Date, executionRowId: number) {
+  await tx
+    .insert(indicators)
+    .values({ id: result.indicator.id, name: result.indicator.name, updatedAt: seenAt })
+    .onConflictDoUpdate({ target: indicators.id, set: { name: sql`excluded.name`, updatedAt: sql`excluded.updated_at` } });
+  await tx
+    .insert(countries)
+    .values({ id: result.country.id, name: result.country.name, updatedAt: seenAt })
+    .onConflictDoUpdate({ target: countries.id, set: { name: sql`excluded.name`, updatedAt: sql`excluded.updated_at` } });
+  await tx
+    .insert(countryCodeAliases)
+    .values({ requestedCode: requestedCountry, countryId: result.country.id, firstSeenAt: seenAt, lastSeenAt: seenAt })
+    .onConflictDoUpdate({
+      target: countryCodeAliases.requestedCode,
+      set: { countryId: sql`excluded.country_id`, lastSeenAt: sql`excluded.last_seen_at` },
+    });
+  await tx
+    .insert(indicatorSeries)
+    .values({
+      indicatorId: result.indicator.id,
+      countryId: result.country.id,
+      lastUpdated: result.last_updated,
+      firstSeenAt: seenAt,
+      lastSeenAt: seenAt,
+      lastExecutionId: executionRowId,
+    })
+    .onConflictDoUpdate({
+      target: [indicatorSeries.indicatorId, indicatorSeries.countryId],
+      set: {
+        lastUpdated: sql`excluded.last_updated`,
+        lastSeenAt: sql`excluded.last_seen_at`,
+        lastExecutionId: sql`excluded.last_execution_id`,
+      },
+    });
+}
+
+/** One answer: audit row, metadata, values and chunk state in one transaction. */
+export async function recordIndicatorAnswer(
+  db: Db,
+  record: AttemptRecord,
+  ctx: CallContext,
+  result: IndicatorResult,
+  request: { country: string; startYear: number; endYear: number },
+): Promise<{ executionRowId: number; rowsWritten: number }> {
+  return db.transaction(async (tx) => {
+    const executionRowId = await insertAudit(tx, record, ctx, null);
+    await upsertSeriesMetadata(tx, result, request.country, record.finishedAt, executionRowId);
+    const rowsWritten = await upsertValues(tx, valueRows(result, request, record.finishedAt, executionRowId));
+    await setRowsWritten(tx, executionRowId, rowsWritten);
+    await bumpPartition(tx, ctx, record, { frontier: null, done: true, rowsWritten });
+    return { executionRowId, rowsWritten };
+  });
+}

@@ -1,0 +1,143 @@
+import type { EarthquakeEvent } from '../gateway/schemas.js';
+import { haversineKm } from './geo.js';
+
+/** Repeat the base catalog back to back so that [from, to] is covered (scale tests, benchmarks). */
+export interface TileSpec {
+  from: Date;
+  to: Date;
+}
+
+export interface Circle {
+  latitude: number;
+  longitude: number;
+  radiusKm: number;
+}
+
+/** Both window ends inclusive, in epoch milliseconds. */
+export interface EventQuery {
+  startMs: number;
+  endMs: number;
+  minMagnitude?: number | undefined;
+  circle?: Circle | undefined;
+}
+
+/** Id of an event in tile k; tile 0 is the real catalog and keeps the real ids. */
+export function tileEventId(id: string, k: number): string {
+  return k === 0 ? id : `${id}~t${k}`;
+}
+
+/** One tile's length: the base span plus a second, whole seconds, so tiles never overlap. */
+export function tileSpanMs(minMs: number, maxMs: number): number {
+  return Math.ceil((maxMs - minMs + 1000) / 1000) * 1000;
+}
+
+function lowerBound(times: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = times.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((times[mid] as number) < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function upperBound(times: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = times.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if ((times[mid] as number) <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
+ * Events sorted by (time, id). Tiles are never materialised: a query finds the tiles its window
+ * overlaps and binary-searches the base array with the window shifted back, so ten years of tiles
+ * cost no memory beyond the base catalog.
+ */
+export class CatalogIndex {
+  private readonly events: readonly EarthquakeEvent[];
+  private readonly times: Float64Array;
+  /** Tiled bounds; without tiling the base catalog is served as it is. */
+  readonly tile: { fromMs: number; toMs: number; spanMs: number } | null;
+
+  constructor(events: readonly EarthquakeEvent[], tile?: TileSpec) {
+    const keyed = events.map((e) => ({ e, t: Date.parse(e.time) }));
+    keyed.sort((a, b) => a.t - b.t || (a.e.id < b.e.id ? -1 : a.e.id > b.e.id ? 1 : 0));
+    this.events = keyed.map((k) => k.e);
+    this.times = Float64Array.from(keyed, (k) => k.t);
+    if (tile && keyed.length > 0) {
+      const fromMs = tile.from.getTime();
+      const toMs = tile.to.getTime();
+      if (!(fromMs <= toMs)) throw new RangeError('tile.from must not be after tile.to');
+      const spanMs = tileSpanMs(this.times[0] as number, this.times[this.times.length - 1] as number);
+      this.tile = { fromMs, toMs, spanMs };
+    } else {
+      this.tile = null;
+    }
+  }
+
+  /** Number of real (untiled) events. */
+  get baseSize(): number {
+    return this.events.length;
+  }
+
+  /** Matching events oldest first (ties by id), with tile ids and shifted times. */
+  query(q: EventQuery): EarthquakeEvent[] {
+    const out: EarthquakeEvent[] = [];
+    this.scan(q, (e, k, timeMs) => {
+      out.push(k === 0 ? e : { ...e, id: tileEventId(e.id, k), time: new Date(timeMs).toISOString() });
+    });
+    return out;
+  }
+
+  /** Same matches as `query`, counted without building event objects (for tiled spans of years). */
+  count(q: EventQuery): number {
+    let n = 0;
+    this.scan(q, () => {
+      n++;
+    });
+    return n;
+  }
+
+  private scan(q: EventQuery, visit: (e: EarthquakeEvent, k: number, timeMs: number) => void): void {
+    if (this.events.length === 0) return;
+    const baseMin = this.times[0] as number;
+    let start = q.startMs;
+    let end = q.endMs;
+    let kFirst = 0;
+    let kLast = 0;
+    let span = 0;
+    if (this.tile) {
+      start = Math.max(start, this.tile.fromMs);
+      end = Math.min(end, this.tile.toMs);
+      span = this.tile.spanMs;
+      kFirst = Math.floor((start - baseMin) / span);
+      kLast = Math.floor((end - baseMin) / span);
+    }
+    if (start > end) return;
+    const accepts = matcher(q);
+    for (let k = kFirst; k <= kLast; k++) {
+      const shift = k * span;
+      const hi = upperBound(this.times, end - shift);
+      for (let i = lowerBound(this.times, start - shift); i < hi; i++) {
+        const e = this.events[i] as EarthquakeEvent;
+        if (accepts(e)) visit(e, k, (this.times[i] as number) + shift);
+      }
+    }
+  }
+}
+
+function matcher(q: EventQuery): (e: EarthquakeEvent) => boolean {
+  const { minMagnitude, circle } = q;
+  return (e) => {
+    if (minMagnitude !== undefined && (e.magnitude === null || e.magnitude < minMagnitude)) return false;
+    if (circle && haversineKm(circle.latitude, circle.longitude, e.latitude, e.longitude) > circle.radiusKm) {
+      return false;
+    }
+    return true;
+  };
+}

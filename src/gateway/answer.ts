@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { classifyAttempt, parseRetryAfterMs } from './errors.js';
+import { envelopeSchema, executionSchema, SUCCEEDED } from './schemas.js';
+
+/** What can be read of an answer that may not fit the spec at all. */
+const readableSchema = z.object({
+  code: z.number().int().optional().catch(undefined),
+  message: z.string().optional().catch(undefined),
+  data: z.object({ execution: executionSchema.optional().catch(undefined) }).nullish().catch(undefined),
+});
+
+export interface ReadAnswer<R> {
+  httpStatus: number;
+  code: number | null;
+  message: string | null;
+  outcome: string | null;
+  units: number | null;
+  executionId: string | null;
+  invocationId: string | null;
+  result: R | null;
+  problem: string | null;
+  retryAfterMs: number | null;
+  kind: ReturnType<typeof classifyAttempt>;
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 5)
+    .map((i) => `${i.path.join('.') || '<root>'}: ${i.message}`)
+    .join('; ');
+}
+
+/**
+ * Pure: turns status, headers and body text into audit facts and, only when everything fits the
+ * spec, a typed result.
+ */
+export function readAnswer<R extends z.ZodType>(
+  resultSchema: R,
+  httpStatus: number,
+  retryAfterHeader: string | null,
+  bodyText: string,
+  nowMs: number,
+): ReadAnswer<z.infer<R>> {
+  let json: unknown = undefined;
+  let problem: string | null = null;
+  try {
+    json = bodyText.length > 0 ? JSON.parse(bodyText) : undefined;
+  } catch (e) {
+    problem = `body is not JSON: ${(e as Error).message}`;
+  }
+  const readable = readableSchema.safeParse(json ?? {});
+  const facts = readable.success ? readable.data : {};
+  const execution = facts.data?.execution;
+  let result: z.infer<R> | null = null;
+  if (problem === null) {
+    const envelope = envelopeSchema(z.unknown()).safeParse(json);
+    const typed = envelope.success ? resultSchema.safeParse(envelope.data.data.result) : null;
+    if (!envelope.success) problem = `answer does not fit the spec: ${describeIssues(envelope.error)}`;
+    else if (!typed?.success) problem = `result does not fit the spec: ${typed ? describeIssues(typed.error) : ''}`;
+    else result = typed.data as z.infer<R>;
+  }
+  const outcome = execution?.outcome ?? null;
+  const kind = classifyAttempt({ httpStatus, outcome, bodyValid: result !== null });
+  return {
+    httpStatus,
+    code: facts.code ?? null,
+    message: facts.message ?? null,
+    outcome,
+    units: execution?.usage?.units ?? null,
+    executionId: execution?.id ?? null,
+    invocationId: execution?.invocation_id ?? null,
+    result: kind === null ? result : null,
+    problem: kind === null ? null : describeProblem(kind, problem, facts.message ?? null, httpStatus, outcome),
+    retryAfterMs: parseRetryAfterMs(retryAfterHeader, nowMs),
+    kind,
+  };
+}
+
+/** The gateway's own message explains a refusal best; a schema problem explains a broken answer. */
+function describeProblem(kind: string, problem: string | null, message: string | null, status: number, outcome: string | null): string {
+  const fallback = `HTTP ${status}, outcome ${outcome ?? 'absent'}`;
+  if (kind === 'invalid_response') return problem ?? message ?? fallback;
+  return message ?? problem ?? fallback;
+}
+
+export function isBilled(outcome: string | null): boolean {
+  return outcome === SUCCEEDED;
+}

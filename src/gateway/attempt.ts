@@ -1,0 +1,26 @@
+import type { ErrorKind } from './errors.js';
+import type { Operation } from './schemas.js';
+
+/** Everything the audit row records about one HTTP attempt. Never holds the key. */
+export interface AttemptRecord {
+  operation: Operation;
+  request: Record<string, unknown>;
+  httpStatus: number | null;
+  code: number | null;
+  message: string | null;
+  outcome: string | null;
+  billed: boolean;
+  units: number | null;
+  executionId: string | null;
+  invocationId: string | null;
+  errorKind: ErrorKind | null;
+  errorDetail: string | null;
+  retryAfterMs: number | null;
+  startedAt: Date;
+  finishedAt: Date;
+  durationMs: number;
+}
+
+export type Attempt<R> =
+  | { ok: true; record: AttemptRecord; result: R }
+  | { ok: false; record: AttemptRecord; cause: unknown };

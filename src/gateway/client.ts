@@ -1,0 +1,176 @@
+import { Agent, request, errors as undiciErrors } from 'undici';
+import type { z } from 'zod';
+import type { Attempt, AttemptRecord } from './attempt.js';
+import { isBilled, readAnswer } from './answer.js';
+import { GatewayError } from './errors.js';
+import {
+  earthquakeRequestSchema,
+  earthquakeResultSchema,
+  indicatorRequestSchema,
+  indicatorResultSchema,
+  OPERATIONS,
+  type EarthquakeRequest,
+  type EarthquakeResult,
+  type IndicatorRequest,
+  type IndicatorResult,
+  type Operation,
+} from './schemas.js';
+
+export interface GatewayConfig {
+  baseUrl: string;
+  key: string;
+  authHeader: 'authorization' | 'x-api-key';
+  timeoutMs: number;
+}
+
+/** The port processors depend on; tests and the CLI pass the undici implementation. */
+export interface Gateway {
+  readonly baseUrl: string;
+  queryEarthquakes(req: EarthquakeRequest, signal?: AbortSignal): Promise<Attempt<EarthquakeResult>>;
+  queryIndicator(req: IndicatorRequest, signal?: AbortSignal): Promise<Attempt<IndicatorResult>>;
+  close(): Promise<void>;
+}
+
+function transportKind(error: unknown): 'timeout' | 'transport' {
+  if (
+    error instanceof undiciErrors.HeadersTimeoutError ||
+    error instanceof undiciErrors.BodyTimeoutError ||
+    error instanceof undiciErrors.ConnectTimeoutError ||
+    (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
+  ) {
+    return 'timeout';
+  }
+  return 'transport';
+}
+
+function errorText(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const code = (error as { code?: unknown }).code;
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error.name}${typeof code === 'string' ? ` ${code}` : ''}: ${error.message}${cause}`;
+}
+
+export class UndiciGateway implements Gateway {
+  readonly baseUrl: string;
+  readonly #config: GatewayConfig;
+  readonly #agent: Agent;
+  readonly #now: () => Date;
+
+  constructor(config: GatewayConfig, now: () => Date = () => new Date()) {
+    this.#config = config;
+    this.baseUrl = config.baseUrl.replace(/\/+$/, '');
+    this.#now = now;
+    this.#agent = new Agent({
+      connections: 32,
+      keepAliveTimeout: 10_000,
+      headersTimeout: config.timeoutMs,
+      bodyTimeout: config.timeoutMs,
+      connectTimeout: Math.min(config.timeoutMs, 10_000),
+    });
+  }
+
+  queryEarthquakes(req: EarthquakeRequest, signal?: AbortSignal): Promise<Attempt<EarthquakeResult>> {
+    return this.#call('earthquake', earthquakeRequestSchema(this.#now), earthquakeResultSchema, req, signal);
+  }
+
+  queryIndicator(req: IndicatorRequest, signal?: AbortSignal): Promise<Attempt<IndicatorResult>> {
+    return this.#call('indicator', indicatorRequestSchema(this.#now), indicatorResultSchema, req, signal);
+  }
+
+  close(): Promise<void> {
+    return this.#agent.close();
+  }
+
+  #headers(): Record<string, string> {
+    const { authHeader, key } = this.#config;
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    if (authHeader === 'authorization') headers.authorization = `Bearer ${key}`;
+    else headers['x-api-key'] = key;
+    return headers;
+  }
+
+  /** A request that breaks the spec is refused here, never sent and never billed. */
+  #validate<Q>(operation: Operation, schema: z.ZodType<Q>, req: unknown): Q {
+    const parsed = schema.safeParse(req);
+    if (parsed.success) return parsed.data;
+    const why = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new GatewayError('parameters', `refused to send an invalid ${operation} request: ${why}`, {
+      cause: parsed.error,
+    });
+  }
+
+  async #call<Q extends object, R extends z.ZodType>(
+    operation: Operation,
+    requestSchema: z.ZodType<Q>,
+    resultSchema: R,
+    req: Q,
+    signal?: AbortSignal,
+  ): Promise<Attempt<z.infer<R>>> {
+    const body = this.#validate(operation, requestSchema, req);
+    const startedAt = this.#now();
+    const t0 = performance.now();
+    const base = { operation, request: { ...body } as Record<string, unknown>, startedAt };
+    const timeout = AbortSignal.timeout(this.#config.timeoutMs);
+    try {
+      const res = await request(`${this.baseUrl}${OPERATIONS[operation].path}`, {
+        method: 'POST',
+        headers: this.#headers(),
+        body: JSON.stringify(body),
+        dispatcher: this.#agent,
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+      const text = await res.body.text();
+      const retryAfter = res.headers['retry-after'];
+      const read = readAnswer(resultSchema, res.statusCode, typeof retryAfter === 'string' ? retryAfter : null, text, Date.now());
+      const record: AttemptRecord = {
+        ...base,
+        httpStatus: read.httpStatus,
+        code: read.code,
+        message: read.message,
+        outcome: read.outcome,
+        billed: isBilled(read.outcome),
+        units: read.units,
+        executionId: read.executionId,
+        invocationId: read.invocationId,
+        errorKind: read.kind,
+        errorDetail: read.problem,
+        retryAfterMs: read.retryAfterMs,
+        finishedAt: this.#now(),
+        durationMs: Math.round(performance.now() - t0),
+      };
+      if (read.kind === null && read.result !== null) return { ok: true, record, result: read.result };
+      return { ok: false, record, cause: null };
+    } catch (cause) {
+      const kind = signal?.aborted ? 'transport' : transportKind(cause);
+      const record: AttemptRecord = {
+        ...base,
+        httpStatus: null,
+        code: null,
+        message: null,
+        outcome: null,
+        billed: false,
+        units: null,
+        executionId: null,
+        invocationId: null,
+        errorKind: kind,
+        errorDetail: errorText(cause),
+        retryAfterMs: null,
+        finishedAt: this.#now(),
+        durationMs: Math.round(performance.now() - t0),
+      };
+      return { ok: false, record, cause };
+    }
+  }
+}
+
+/** Turns a failed attempt into the error the retry layer acts on, keeping the cause. */
+export function attemptError(record: AttemptRecord, cause: unknown): GatewayError {
+  const kind = record.errorKind ?? 'unknown';
+  const status = record.httpStatus === null ? 'no response' : `HTTP ${record.httpStatus}`;
+  const outcome = record.outcome ? `, outcome ${record.outcome}` : '';
+  return new GatewayError(kind, `${record.operation} call failed (${kind}, ${status}${outcome}): ${record.errorDetail ?? 'no detail'}`, {
+    httpStatus: record.httpStatus,
+    retryAfterMs: record.retryAfterMs,
+    cause,
+  });
+}

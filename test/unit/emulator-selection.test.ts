@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { FaultPlan } from '../../src/emulator/faults.js';
+import { createRng, deriveRng, sampleInRandomOrder } from '../../src/emulator/rng.js';
+import { selectByOrder } from '../../src/emulator/selection.js';
+
+const ascending = Array.from({ length: 10 }, (_, i) => i);
+
+describe('selectByOrder (max_results truncation)', () => {
+  it("'newest' keeps the newest N, newest first", () => {
+    expect(selectByOrder(ascending, 3, 'newest', createRng(1))).toEqual({ items: [9, 8, 7], truncated: true });
+    expect(selectByOrder(ascending, 10, 'newest', createRng(1))).toEqual({
+      items: [9, 8, 7, 6, 5, 4, 3, 2, 1, 0],
+      truncated: false,
+    });
+  });
+
+  it("'oldest' keeps the oldest N, oldest first", () => {
+    expect(selectByOrder(ascending, 3, 'oldest', createRng(1))).toEqual({ items: [0, 1, 2], truncated: true });
+    expect(selectByOrder(ascending, 50, 'oldest', createRng(1))).toEqual({ items: ascending, truncated: false });
+  });
+
+  it("'random' keeps a seeded random subset in random order", () => {
+    const a = selectByOrder(ascending, 4, 'random', createRng(7));
+    const b = selectByOrder(ascending, 4, 'random', createRng(7));
+    expect(a).toEqual(b);
+    expect(a.truncated).toBe(true);
+    expect(new Set(a.items).size).toBe(4);
+    const all = selectByOrder(ascending, 10, 'random', createRng(7));
+    expect(all.truncated).toBe(false);
+    expect([...all.items].sort((x, y) => x - y)).toEqual(ascending);
+    expect(all.items).not.toEqual(ascending);
+  });
+
+  it('never returns more than max, duplicates or foreign items (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer(), { maxLength: 300 }).map((xs) => [...new Set(xs)].sort((x, y) => x - y)),
+        fc.integer({ min: 1, max: 200 }),
+        fc.constantFrom('newest' as const, 'oldest' as const, 'random' as const),
+        fc.integer(),
+        (items, max, order, seed) => {
+          const { items: got, truncated } = selectByOrder(items, max, order, createRng(seed));
+          expect(got).toHaveLength(Math.min(max, items.length));
+          expect(truncated).toBe(items.length > max);
+          expect(new Set(got).size).toBe(got.length);
+          expect(got.every((x) => items.includes(x))).toBe(true);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('seeded randomness', () => {
+  it('is reproducible and stream-separated', () => {
+    const a = createRng(42);
+    const b = createRng(42);
+    expect([a(), a(), a()]).toEqual([b(), b(), b()]);
+    expect(deriveRng(42, 'order')()).not.toBe(deriveRng(42, 'faults')());
+    expect(sampleInRandomOrder([1, 2, 3], 5, createRng(1)).sort()).toEqual([1, 2, 3]);
+  });
+});
+
+describe('FaultPlan', () => {
+  it('serves queued faults first, in order, then falls back to rules', () => {
+    const plan = new FaultPlan([], createRng(1));
+    plan.inject('rate_limited', 2);
+    plan.inject('schema_break', 1);
+    expect([plan.next(), plan.next(), plan.next(), plan.next()]).toEqual([
+      'rate_limited',
+      'rate_limited',
+      'schema_break',
+      null,
+    ]);
+  });
+
+  it('applies probabilities with the seeded die', () => {
+    const always = new FaultPlan([{ kind: 'server_error', probability: 1 }], createRng(1));
+    expect(always.next()).toBe('server_error');
+    const never = new FaultPlan([{ kind: 'server_error', probability: 0 }], createRng(1));
+    expect(never.next()).toBeNull();
+    const half = new FaultPlan([{ kind: 'data_source', probability: 0.5 }], createRng(3));
+    const hits = Array.from({ length: 2000 }, () => half.next()).filter((k) => k !== null).length;
+    expect(hits).toBeGreaterThan(900);
+    expect(hits).toBeLessThan(1100);
+  });
+
+  it('rejects bad rules and counts', () => {
+    expect(() => new FaultPlan([{ kind: 'server_error', probability: 1.5 }], createRng(1))).toThrow(/probability/);
+    expect(() => new FaultPlan([{ kind: 'nope' as 'server_error', probability: 0.5 }], createRng(1))).toThrow(/kind/);
+    expect(() => new FaultPlan([], createRng(1)).inject('server_error', -1)).toThrow(/count/);
+  });
+});
