@@ -3,6 +3,7 @@ import { backfillCommand } from './commands/backfill.js';
 import { checkConfigCommand } from './commands/check-config.js';
 import { emulatorCommand } from './commands/emulator.js';
 import { migrateCommand } from './commands/migrate.js';
+import { startCommand } from './commands/start.js';
 import { statusCommand } from './commands/status.js';
 import { workerCommand } from './commands/worker.js';
 import { EXIT, ServiceUnavailableError, UsageError } from './exit.js';
@@ -12,7 +13,7 @@ export function buildProgram(): Command {
     .description('Lossless ingestion of the market gateway\'s earthquake and economic indicator data into PostgreSQL')
     .showHelpAfterError()
     .exitOverride();
-  for (const command of [migrateCommand(), backfillCommand(), workerCommand(), statusCommand(), checkConfigCommand(), emulatorCommand()]) {
+  for (const command of [migrateCommand(), backfillCommand(), workerCommand(), startCommand(), statusCommand(), checkConfigCommand(), emulatorCommand()]) {
     program.addCommand(command);
   }
   return program;

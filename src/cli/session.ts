@@ -3,6 +3,7 @@ import type { DbHandle } from '../db/connection.js';
 import type { Gateway } from '../gateway/client.js';
 import { waitForPartitions, type PartitionRef } from '../ingest/wait.js';
 import type { Log } from '../log.js';
+import type { CallObserver } from '../worker/deps.js';
 import { TruncationMemory } from '../worker/truncation-memory.js';
 import { startWorkers, type RunningWorkers } from '../worker/run-workers.js';
 import { EXIT } from './exit.js';
@@ -50,10 +51,11 @@ export async function openSession(env: ResolvedEnv, options: { needGateway: bool
   };
 }
 
-export function startSessionWorkers(s: Session): RunningWorkers {
+/** `observer` sees every gateway call (the service feeds Prometheus with it). */
+export function startSessionWorkers(s: Session, observer?: CallObserver): RunningWorkers {
   return startWorkers(
     { connection: s.redis, prefix: s.env.queuePrefix, concurrency: s.env.workerConcurrency, retryBaseDelayMs: s.env.retryBaseDelayMs },
-    { gateway: s.gateway!, db: s.db.db, log: s.log, truncation: new TruncationMemory(DEFAULT_TRUNCATION_VERDICT_TTL_MS) },
+    { gateway: s.gateway!, db: s.db.db, log: s.log, truncation: new TruncationMemory(DEFAULT_TRUNCATION_VERDICT_TTL_MS), observer },
   );
 }
 

@@ -170,7 +170,8 @@ function checkInstant(text: string, now: Date): Check<Date> {
     instant = new Date(Date.parse(text));
   } else {
     return fail(
-      `must be a date (YYYY-MM-DD, UTC midnight) or an RFC 3339 timestamp (2000-01-01T00:00:00Z), got ${JSON.stringify(text)}`,
+      'must be a date (YYYY-MM-DD, UTC midnight) or an RFC 3339 timestamp (2000-01-01T00:00:00Z), ' +
+        `got ${JSON.stringify(text)}`,
     );
   }
   if (instant.getTime() > now.getTime()) {
@@ -569,7 +570,8 @@ function zodProblems(issues: readonly z.core.$ZodIssue[], at: Locator): RawProbl
       const allowed = allowedKeysAt(path);
       for (const key of issue.keys) {
         const keyPath = [...path, key];
-        problems.push({ path: keyPath, line: at.lineOf(keyPath, { key: true }), reason: unknownKeyReason(key, allowed) });
+        const line = at.lineOf(keyPath, { key: true });
+        problems.push({ path: keyPath, line, reason: unknownKeyReason(key, allowed) });
       }
     } else if (issue.code === 'invalid_format' && typeof issue.input === 'string') {
       // The code rules of schemas.ts say what is allowed; add what was found.
@@ -593,10 +595,15 @@ function refuse(file: string, raw: RawProblem[]): never {
   throw new JobsFileError([...unique.values()]);
 }
 
-function scheduleOf(s: { schedule?: string | undefined; every?: number | undefined; timezone?: string | undefined }): Schedule {
-  if (s.schedule !== undefined) return { kind: 'cron', pattern: s.schedule, timezone: s.timezone ?? null };
-  if (s.every !== undefined) return { kind: 'every', everyMs: s.every };
-  throw new Error('unreachable: a stream without schedule or every passed validation');
+function scheduleOf(s: { schedule?: string | undefined; every?: number | undefined; timezone?: string | undefined }) {
+  const schedule: Schedule | null =
+    s.schedule !== undefined
+      ? { kind: 'cron', pattern: s.schedule, timezone: s.timezone ?? null }
+      : s.every !== undefined
+        ? { kind: 'every', everyMs: s.every }
+        : null;
+  if (schedule === null) throw new Error('unreachable: a stream without schedule or every passed validation');
+  return schedule;
 }
 
 function resolve(file: string, data: Parsed): ResolvedJobsFile {
@@ -635,7 +642,7 @@ function resolve(file: string, data: Parsed): ResolvedJobsFile {
  * "the current year". Throws JobsFileError listing every problem.
  */
 export function parseJobsFile(text: string, file: string, now: () => Date = () => new Date()): ResolvedJobsFile {
-  const at0 = now();
+  const clock = now();
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, {
     lineCounter,
@@ -649,7 +656,7 @@ export function parseJobsFile(text: string, file: string, now: () => Date = () =
   const problems: RawProblem[] = [];
   for (const e of [...doc.errors, ...doc.warnings]) {
     const offset = e.pos[0];
-    const reason = yamlReason(e.code, e.message);
+    const reason = e.name === 'YAMLWarning' ? `YAML error: ${e.message}` : yamlReason(e.code, e.message);
     const unclosed = e.code === 'MISSING_CHAR' || /end with a/.test(e.message);
     const node = at.nodeAt(offset, unclosed);
     const errorAt = lineCounter.linePos(offset);
@@ -674,22 +681,23 @@ export function parseJobsFile(text: string, file: string, now: () => Date = () =
 
   let root: unknown;
   try {
-    root = doc.toJS({ maxAliasCount: 1000 });
+    root = doc.toJS(); // throws on an alias bomb (more than 100 alias expansions)
   } catch (error) {
-    refuse(file, [{ path: [], line: 1, reason: `YAML error: ${error instanceof Error ? error.message : String(error)}` }]);
+    const reason = `YAML error: ${error instanceof Error ? error.message : String(error)}`;
+    refuse(file, [...problems, { path: [], line: 1, reason }]);
   }
   if (root === null || root === undefined) {
-    refuse(file, [{ path: [], line: 1, reason: 'the file is empty: declare at least one stream under earthquakes or indicators' }]);
+    const reason = 'the file is empty: declare at least one stream under earthquakes or indicators';
+    refuse(file, [...problems, { path: [], line: 1, reason }]);
   }
   if (!isRecord(root)) {
-    refuse(file, [
-      { path: [], line: at.lineOf([]), reason: `must be a mapping with the keys earthquakes and/or indicators, got ${describe(root)}` },
-    ]);
+    const reason = `must be a mapping with the keys earthquakes and/or indicators, got ${describe(root)}`;
+    refuse(file, [...problems, { path: [], line: at.lineOf([]), reason }]);
   }
 
-  const parsed = jobsFileSchema(at0).safeParse(root, { error: errorMap, reportInput: true });
+  const parsed = jobsFileSchema(clock).safeParse(root, { error: errorMap, reportInput: true });
   if (!parsed.success) problems.push(...zodProblems(parsed.error.issues, at));
-  problems.push(...crossFieldProblems(root, at, at0));
+  problems.push(...crossFieldProblems(root, at, clock));
   if (problems.length > 0 || !parsed.success) refuse(file, problems);
   return resolve(file, parsed.data);
 }

@@ -21,6 +21,18 @@ export interface EventQuery {
   circle?: Circle | undefined;
 }
 
+/** A match: a base event seen in tile `tile`, at its shifted time. */
+export interface EventRef {
+  event: EarthquakeEvent;
+  tile: number;
+  timeMs: number;
+}
+
+export function materialize(ref: EventRef): EarthquakeEvent {
+  if (ref.tile === 0) return ref.event;
+  return { ...ref.event, id: tileEventId(ref.event.id, ref.tile), time: new Date(ref.timeMs).toISOString() };
+}
+
 /** Id of an event in tile k; tile 0 is the real catalog and keeps the real ids. */
 export function tileEventId(id: string, k: number): string {
   return k === 0 ? id : `${id}~t${k}`;
@@ -87,14 +99,22 @@ export class CatalogIndex {
 
   /** Matching events oldest first (ties by id), with tile ids and shifted times. */
   query(q: EventQuery): EarthquakeEvent[] {
-    const out: EarthquakeEvent[] = [];
-    this.scan(q, (e, k, timeMs) => {
-      out.push(k === 0 ? e : { ...e, id: tileEventId(e.id, k), time: new Date(timeMs).toISOString() });
+    return this.matchRefs(q).map(materialize);
+  }
+
+  /**
+   * Matches as references, oldest first: a capped answer materialises only the events it keeps,
+   * which matters when a tiled 31-day window matches ten thousand events.
+   */
+  matchRefs(q: EventQuery): EventRef[] {
+    const out: EventRef[] = [];
+    this.scan(q, (event, tile, timeMs) => {
+      out.push({ event, tile, timeMs });
     });
     return out;
   }
 
-  /** Same matches as `query`, counted without building event objects (for tiled spans of years). */
+  /** Same matches as `query`, counted without building anything (for tiled spans of years). */
   count(q: EventQuery): number {
     let n = 0;
     this.scan(q, () => {

@@ -3,7 +3,16 @@ export type { EmulatorCall, EmulatorOptions, RunningEmulator } from './types.js'
 export { FAULT_KINDS, isFaultKind, type FaultKind, type FaultRule } from './faults.js';
 export { EVENT_ORDERS, selectByOrder, type EventOrder } from './selection.js';
 export { OUTCOME, type Outcome } from './envelope.js';
-export { CatalogIndex, tileEventId, tileSpanMs, type EventQuery, type TileSpec, type Circle } from './catalog-index.js';
+export {
+  CatalogIndex,
+  materialize,
+  tileEventId,
+  tileSpanMs,
+  type Circle,
+  type EventQuery,
+  type EventRef,
+  type TileSpec,
+} from './catalog-index.js';
 export { EARTH_RADIUS_KM, haversineKm } from './geo.js';
 export {
   eventPageUrl,

@@ -6,7 +6,7 @@ import {
   type IndicatorResult,
   type Operation,
 } from '../gateway/schemas.js';
-import type { CatalogIndex } from './catalog-index.js';
+import { materialize, type CatalogIndex } from './catalog-index.js';
 import type { IndicatorStore } from './indicator-store.js';
 import type { Rng } from './rng.js';
 import { selectByOrder, type EventOrder } from './selection.js';
@@ -51,14 +51,16 @@ function executeEarthquake(body: unknown, ctx: OperationContext): Execution {
     req.latitude !== undefined && req.longitude !== undefined && req.radius_km !== undefined
       ? { latitude: req.latitude, longitude: req.longitude, radiusKm: req.radius_km }
       : undefined;
-  const matched = ctx.catalog.query({
+  const matched = ctx.catalog.matchRefs({
     startMs: Date.parse(req.start_time),
     endMs: Date.parse(req.end_time),
     minMagnitude: req.min_magnitude,
     circle,
   });
   const max = req.max_results ?? LIMITS.defaultMaxResults;
-  const { items, truncated } = selectByOrder(matched, max, ctx.order, ctx.orderRng);
+  const selected = selectByOrder(matched, max, ctx.order, ctx.orderRng);
+  const items = selected.items.map(materialize);
+  const { truncated } = selected;
   return {
     kind: 'succeeded',
     operation: 'earthquake',

@@ -25,8 +25,15 @@ export interface SeenEvent {
 }
 
 export type FollowUpTask =
-  | { kind: 'fetch'; interval: MsInterval; expect: SeenEvent[] }
-  | { kind: 'probe'; interval: MsInterval; target: MsInterval; sample: SeenEvent[]; candidate: 'newest' | 'oldest' };
+  | { kind: 'fetch'; interval: MsInterval; expect: SeenEvent[]; estimate?: number }
+  | { kind: 'probe'; interval: MsInterval; target: MsInterval; sample: SeenEvent[]; candidate: 'newest' | 'oldest' }
+  | { kind: 'walk'; interval: MsInterval; sample: SeenEvent[]; basis: DensityBasis; chunkEndMs?: number };
+
+/** Events counted per random-sample point seen, for sizing the next chunk of a walk. */
+export interface DensityBasis {
+  events: number;
+  points: number;
+}
 
 /** Persisted with the window so that a retried job resumes instead of paying again. */
 export interface Frontier {
@@ -41,8 +48,10 @@ export interface Answer {
 
 export interface StepResult {
   frontier: Frontier;
-  /** Set when this answer taught us (or contradicted) how the gateway truncates. */
+  /** Set when this answer proved (or, as 'unknown', voided) how the gateway truncates. */
   verdict: OrderVerdict | null;
+  /** A probe refuted this one hypothesis; it says nothing of the other. */
+  refuted?: TruncationOrder;
   /** The answer contradicted the verdict it was planned under: the window restarts from scratch. */
   contradiction: string | null;
 }
@@ -63,10 +72,12 @@ export function initialFrontier(window: MsInterval): Frontier {
 export function nextQuery(frontier: Frontier): MsInterval | null {
   const task = frontier.tasks[0];
   if (!task) return null;
-  return task.kind === 'fetch' ? task.interval : task.target;
+  if (task.kind === 'fetch') return task.interval;
+  if (task.kind === 'probe') return task.target;
+  return { startMs: task.interval.startMs, endMs: task.chunkEndMs ?? task.interval.endMs };
 }
 
-export function purposeOf(frontier: Frontier): 'fetch' | 'probe' | null {
+export function purposeOf(frontier: Frontier): FollowUpTask['kind'] | null {
   return frontier.tasks[0]?.kind ?? null;
 }
 
@@ -144,13 +155,22 @@ export function splitInterval(interval: MsInterval, sample: SeenEvent[], parts: 
   return bounds.slice(1).map((end, i) => ({ startMs: bounds[i]!, endMs: end }));
 }
 
+/** A truncated interval holds more than `maxResults` events, whatever an estimate said. */
+function atLeastTruncated(estimate: number, maxResults: number): number {
+  return Math.max(estimate, maxResults * 1.3);
+}
+
+/**
+ * Children inherit a share of the estimate in proportion to the (random) sample inside them, so a
+ * child that is still truncated is split by its own estimate instead of blindly in two.
+ */
 function splitTasks(interval: MsInterval, sample: SeenEvent[], estimatedEvents: number, maxResults: number): FollowUpTask[] {
   const parts = Math.max(2, Math.ceil(estimatedEvents / (maxResults * SPLIT_TARGET_FRACTION)));
-  return splitInterval(interval, sample, parts).map((i) => ({
-    kind: 'fetch' as const,
-    interval: i,
-    expect: sample.filter((e) => inside(e, i)),
-  }));
+  return splitInterval(interval, sample, parts).map((i) => {
+    const expect = sample.filter((e) => inside(e, i));
+    const estimate = sample.length > 0 ? (estimatedEvents * expect.length) / sample.length : estimatedEvents / parts;
+    return { kind: 'fetch' as const, interval: i, expect, estimate };
+  });
 }
 
 /**
@@ -160,7 +180,9 @@ function splitTasks(interval: MsInterval, sample: SeenEvent[], estimatedEvents: 
  */
 function probeTask(interval: MsInterval, answer: Answer): FollowUpTask {
   const { min, max } = span(answer.events);
-  const candidate = interval.endMs - max <= min - interval.startMs ? 'newest' : 'oldest';
+  // Newest-first is the upstream catalog's default; test oldest-first only when the answer hugs the
+  // start of the interval far more closely than its end (a window may run past the newest data).
+  const candidate = interval.endMs - max > 4 * (min - interval.startMs) ? 'oldest' : 'newest';
   const times = answer.events.map((e) => e.timeMs).sort((a, b) => a - b);
   const median = times[Math.floor(times.length / 2)]!;
   const target =
@@ -170,29 +192,82 @@ function probeTask(interval: MsInterval, answer: Answer): FollowUpTask {
   return { kind: 'probe', interval, target, sample: answer.events, candidate };
 }
 
-function afterTruncatedFetch(interval: MsInterval, answer: Answer, order: OrderVerdict, maxResults: number): FollowUpTask[] {
+function afterTruncatedFetch(task: { interval: MsInterval; estimate?: number }, answer: Answer, order: OrderVerdict, maxResults: number): FollowUpTask[] {
+  const { interval } = task;
   if (order === 'newest' || order === 'oldest') {
     const next = chainTask(interval, answer, order);
     if (next !== 'no-progress') return [next];
     return splitTasks(interval, answer.events, 2 * maxResults, maxResults);
   }
-  if (order === 'unknown') return [probeTask(interval, answer)];
-  return splitTasks(interval, answer.events, 2 * maxResults, maxResults);
+  // Without an estimate a split is blind; the probe doubles as a second sample to estimate from.
+  if (order === 'unknown' || task.estimate === undefined) return [probeTask(interval, answer)];
+  return [walkTask(interval, answer.events, atLeastTruncated(task.estimate, maxResults), maxResults)];
 }
 
-/** Lincoln-Petersen estimate of the events in the probed part, scaled up to the whole interval. */
+
+/** Events a walk chunk aims for: well below `max_results`, since sample spacing is noisy. */
+const WALK_TARGET_EVENTS_FRACTION = 0.65;
+/** How many sample points the first estimate is worth before exact counts replace it. */
+const PRIOR_POINTS = 3;
+
+/**
+ * Random order: walk the interval in chunks sized from a density (events per random-sample point)
+ * that each untruncated chunk's exact count refines, so one bad estimate cannot blow up the cost.
+ */
+export function walkTask(interval: MsInterval, sample: SeenEvent[], estimatedEvents: number, maxResults: number): FollowUpTask {
+  const inside_ = sample.filter((e) => inside(e, interval)).sort((a, b) => a.timeMs - b.timeMs);
+  const perPoint = Math.max(estimatedEvents, 1) / Math.max(1, inside_.length);
+  const basis = { events: perPoint * PRIOR_POINTS, points: PRIOR_POINTS };
+  return withChunk({ kind: 'walk', interval, sample: inside_, basis }, maxResults);
+}
+
+function withChunk(task: Extract<FollowUpTask, { kind: 'walk' }>, maxResults: number): Extract<FollowUpTask, { kind: 'walk' }> {
+  const perPoint = task.basis.events / task.basis.points;
+  const take = Math.max(1, Math.floor((maxResults * WALK_TARGET_EVENTS_FRACTION) / perPoint));
+  const points = task.sample.filter((e) => e.timeMs > task.interval.startMs);
+  if (take >= points.length) return { ...task, chunkEndMs: undefined };
+  // Cut between the last point taken and the next one, on a whole second strictly inside.
+  const a = points[take - 1]!.timeMs;
+  const b = points[take]!.timeMs;
+  const cut = Math.round((a + b) / 2 / SECOND_MS) * SECOND_MS;
+  const ok = cut > task.interval.startMs && cut < task.interval.endMs;
+  return { ...task, chunkEndMs: ok ? cut : undefined };
+}
+
+function afterWalk(task: Extract<FollowUpTask, { kind: 'walk' }>, answer: Answer, maxResults: number): FollowUpTask[] {
+  const chunk = { startMs: task.interval.startMs, endMs: task.chunkEndMs ?? task.interval.endMs };
+  const points = task.sample.filter((e) => inside(e, chunk) && e.timeMs > task.interval.startMs).length;
+  const counted = answer.truncated ? maxResults * 1.3 : answer.events.length;
+  const basis = { events: task.basis.events + counted, points: task.basis.points + Math.max(points, answer.truncated ? 0 : 0.5) };
+  const uncut = task.chunkEndMs === undefined && chunk.startMs === task.interval.startMs;
+  // A walk over an interval it could not cut must split it instead, or it would repeat itself.
+  const sub = !answer.truncated
+    ? []
+    : uncut
+      ? splitTasks(chunk, answer.events, counted, maxResults)
+      : [walkTask(chunk, answer.events, counted, maxResults)];
+  if (task.chunkEndMs === undefined) return sub;
+  const rest = { startMs: chunk.endMs, endMs: task.interval.endMs };
+  const next = withChunk({ kind: 'walk', interval: rest, sample: task.sample.filter((e) => e.timeMs >= rest.startMs), basis }, maxResults);
+  return [...sub, next];
+}
+
+/**
+ * Chapman's bias-corrected Lincoln-Petersen estimate of the events in the probed part, scaled up
+ * to the whole interval; it stays finite when the two samples share no event.
+ */
 export function estimateEvents(sample: SeenEvent[], target: MsInterval, probe: Answer): number {
   const sampleInTarget = sample.filter((e) => inside(e, target));
   const probeIds = new Set(probe.events.map((e) => e.id));
   const recaptured = sampleInTarget.filter((e) => probeIds.has(e.id)).length;
   const inTarget = probe.truncated
-    ? (sampleInTarget.length * probe.events.length) / Math.max(1, recaptured)
+    ? ((sampleInTarget.length + 1) * (probe.events.length + 1)) / (recaptured + 1) - 1
     : probe.events.length;
   const share = Math.max(1, sampleInTarget.length) / Math.max(1, sample.length);
   return Math.max(sample.length, inTarget / share);
 }
 
-function afterProbe(task: Extract<FollowUpTask, { kind: 'probe' }>, answer: Answer, maxResults: number): { tasks: FollowUpTask[]; verdict: TruncationOrder } {
+function afterProbe(task: Extract<FollowUpTask, { kind: 'probe' }>, answer: Answer, maxResults: number): { tasks: FollowUpTask[]; verdict: TruncationOrder | null; refuted?: TruncationOrder } {
   const sampleIds = new Set(task.sample.map((e) => e.id));
   const { min, max } = span(task.sample);
   const unexplained = answer.events.filter(
@@ -211,9 +286,9 @@ function afterProbe(task: Extract<FollowUpTask, { kind: 'probe' }>, answer: Answ
   const sample = [...task.sample, ...answer.events].filter((e) => inside(e, remaining));
   const share = answer.truncated ? 1 : Math.max(0, 1 - answer.events.length / estimated);
   const tasks = remaining.endMs > remaining.startMs
-    ? splitTasks(remaining, answer.truncated ? task.sample : sample, estimated * share, maxResults)
+    ? [walkTask(remaining, answer.truncated ? task.sample : sample, Math.max(1, estimated * share), maxResults)]
     : [];
-  return { verdict: 'mixed', tasks };
+  return { verdict: null, refuted: task.candidate, tasks };
 }
 
 /**
@@ -224,8 +299,11 @@ export function advance(frontier: Frontier, answer: Answer, order: OrderVerdict,
   const [task, ...rest] = frontier.tasks;
   if (!task) throw new Error('advance() called on a finished frontier');
   if (task.kind === 'probe') {
-    const { tasks, verdict } = afterProbe(task, answer, maxResults);
-    return { frontier: { window: frontier.window, tasks: [...tasks, ...rest] }, verdict, contradiction: null };
+    const { tasks, verdict, refuted } = afterProbe(task, answer, maxResults);
+    return { frontier: { window: frontier.window, tasks: [...tasks, ...rest] }, verdict, refuted, contradiction: null };
+  }
+  if (task.kind === 'walk') {
+    return { frontier: { window: frontier.window, tasks: [...afterWalk(task, answer, maxResults), ...rest] }, verdict: null, contradiction: null };
   }
   const missing = missingExpected(task, answer, order);
   if (missing.length > 0) {
@@ -242,7 +320,7 @@ export function advance(frontier: Frontier, answer: Answer, order: OrderVerdict,
   return {
     frontier: {
       window: frontier.window,
-      tasks: [...afterTruncatedFetch(task.interval, answer, order, maxResults), ...rest],
+      tasks: [...afterTruncatedFetch(task, answer, order, maxResults), ...rest],
     },
     verdict: null,
     contradiction: null,

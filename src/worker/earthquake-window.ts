@@ -26,7 +26,7 @@ const frontierSchema = z.object({
   window: intervalSchema,
   tasks: z.array(
     z.union([
-      z.object({ kind: z.literal('fetch'), interval: intervalSchema, expect: z.array(seenSchema) }),
+      z.object({ kind: z.literal('fetch'), interval: intervalSchema, expect: z.array(seenSchema), estimate: z.number().optional() }),
       z.object({
         kind: z.literal('probe'),
         interval: intervalSchema,
@@ -98,6 +98,7 @@ export async function processEarthquakeWindow(job: EarthquakeWindowJob, ctx: Job
       throw e;
     }
     if (step.verdict) truncation.set(orderKey, step.verdict);
+    if (step.refuted && truncation.get(orderKey) === step.refuted) truncation.set(orderKey, 'unknown');
     if (step.contradiction) log.warn({ ...logFields(job, q, ctx), reason: step.contradiction }, 'gateway contradicted its truncation order; window restarts');
     const written = await recordEarthquakeAnswer(db, attempt.record, call, events, truncated, {
       frontier: step.frontier,

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
-import { CatalogIndex, tileEventId, tileSpanMs } from '../../src/emulator/catalog-index.js';
+import { CatalogIndex, materialize, tileEventId, tileSpanMs } from '../../src/emulator/catalog-index.js';
 import { bundledFixtureDir } from '../../src/emulator/fixtures.js';
 import { EARTH_RADIUS_KM, haversineKm } from '../../src/emulator/geo.js';
 import { loadUsgsCsv } from '../../src/emulator/usgs-catalog.js';
@@ -153,6 +153,9 @@ describe('tiling', () => {
     expect(got.map((e) => e.id)).toEqual(expected.map((e) => tileEventId(e.id, k)));
     expect(got.map((e) => ms(e.time))).toEqual(expected.map((e) => ms(e.time) + k * span));
     expect(got[0]!.magnitude).toBe(expected[0]!.magnitude);
+    const refs = index.matchRefs(window);
+    expect(refs.every((r) => r.tile === k)).toBe(true);
+    expect(refs.map(materialize)).toEqual(got);
     expect(index.baseSize).toBe(10045);
   });
 

@@ -1,0 +1,112 @@
+/**
+ * A tick is one scheduled run of one jobs.yaml stream. It only plans and enqueues: the window and
+ * chunk jobs it adds are fetched by the ordinary workers, with their retries and truncation handling.
+ */
+import { UnrecoverableError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
+import { z } from 'zod';
+import type { EarthquakeStreamConfig, IndicatorStreamConfig, ResolvedJobsFile } from '../config/jobs-file.js';
+import type { Db } from '../db/connection.js';
+import { enqueueEarthquakeBackfill, enqueueIndicatorBackfill, type EnqueueSummary } from '../ingest/enqueue-backfill.js';
+import type { Log } from '../log.js';
+import { resolveYearRange } from '../planning/chunks.js';
+import { planLookbackWindows } from '../planning/windows.js';
+import { TICK_QUEUE, type TickData } from './schedulers.js';
+
+export const tickSchema = z.strictObject({
+  kind: z.enum(['earthquake', 'indicator']),
+  stream: z.string().min(1),
+}) satisfies z.ZodType<TickData>;
+
+export interface TickDeps {
+  db: Db;
+  queues: { earthquake: Queue; indicator: Queue };
+  /** The jobs file as last loaded: a reload applies to the next tick without a restart. */
+  jobsFile: () => ResolvedJobsFile;
+  log: Log;
+}
+
+export interface TickOutcome {
+  kind: TickData['kind'];
+  stream: string;
+  planned: number;
+  added: number;
+  /** Why nothing was enqueued, when nothing was. */
+  skipped: string | null;
+}
+
+async function earthquakeRun(s: EarthquakeStreamConfig, nowMs: number, deps: TickDeps): Promise<EnqueueSummary[]> {
+  const windows = planLookbackWindows({ nowMs, lookbackMs: s.lookbackMs });
+  const filters = { minMagnitude: s.minMagnitude, circle: s.circle };
+  const summary = await enqueueEarthquakeBackfill(deps.db, deps.queues.earthquake, {
+    filters,
+    fromMs: nowMs - s.lookbackMs,
+    toMs: nowMs,
+    refresh: true,
+    streamName: s.name,
+    windows,
+  });
+  return [summary];
+}
+
+function indicatorRun(s: IndicatorStreamConfig, nowMs: number, deps: TickDeps): Promise<EnqueueSummary[]> {
+  const currentYear = new Date(nowMs).getUTCFullYear();
+  const years = resolveYearRange({ fromYear: s.fromYear ?? undefined, toYear: s.toYear ?? undefined, currentYear });
+  return enqueueIndicatorBackfill(deps.db, deps.queues.indicator, {
+    indicators: s.indicators,
+    countries: s.countries,
+    ...years,
+    refresh: true,
+    streamName: s.name,
+  });
+}
+
+function skipReason(s: { enabled: boolean } | undefined, data: TickData, file: ResolvedJobsFile): string {
+  return s ? `disabled in ${file.path}` : `not declared as an ${data.kind} stream in ${file.path}`;
+}
+
+/** The summaries of what was enqueued, or why nothing was. */
+async function plan(data: TickData, nowMs: number, deps: TickDeps): Promise<EnqueueSummary[] | string> {
+  const file = deps.jobsFile();
+  if (data.kind === 'earthquake') {
+    const s = file.earthquakes.find((e) => e.name === data.stream);
+    return s?.enabled ? earthquakeRun(s, nowMs, deps) : skipReason(s, data, file);
+  }
+  const s = file.indicators.find((i) => i.name === data.stream);
+  return s?.enabled ? indicatorRun(s, nowMs, deps) : skipReason(s, data, file);
+}
+
+/** Runs one tick; a stream no longer declared (or disabled) is skipped, not failed. */
+export async function processTick(data: TickData, nowMs: number, deps: TickDeps): Promise<TickOutcome> {
+  const base = { kind: data.kind, stream: data.stream, planned: 0, added: 0 };
+  const summaries = await plan(data, nowMs, deps);
+  if (typeof summaries === 'string') return { ...base, skipped: summaries };
+  const planned = summaries.reduce((n, s) => n + s.planned, 0);
+  const added = summaries.reduce((n, s) => n + s.added, 0);
+  return { ...base, planned, added, skipped: null };
+}
+
+/**
+ * The time the tick was due, so a retried tick plans the same windows (same job ids) instead of
+ * new ones; never later than now, since the gateway refuses windows reaching into the future.
+ */
+export function tickTimeMs(job: Pick<Job, 'timestamp' | 'delay'>, nowMs: number): number {
+  const due = job.timestamp + (job.delay ?? 0);
+  return Number.isFinite(due) && due > 0 ? Math.min(due, nowMs) : nowMs;
+}
+
+export function startTickWorker(settings: { connection: ConnectionOptions; prefix: string }, deps: TickDeps): Worker {
+  const worker = new Worker(
+    TICK_QUEUE,
+    async (job: Job) => {
+      const parsed = tickSchema.safeParse(job.data);
+      if (!parsed.success) throw new UnrecoverableError(`invalid tick payload: ${parsed.error.message}`);
+      const outcome = await processTick(parsed.data, tickTimeMs(job, Date.now()), deps);
+      deps.log.info({ jobId: job.id, ...outcome }, outcome.skipped ? 'scheduled run skipped' : 'scheduled run enqueued');
+      return outcome;
+    },
+    { connection: settings.connection, prefix: settings.prefix, concurrency: 1 },
+  );
+  worker.on('error', (err) => deps.log.error({ err, queue: TICK_QUEUE }, 'worker error'));
+  worker.on('failed', (job, err) => deps.log.warn({ jobId: job?.id, queue: TICK_QUEUE, err: err.message }, 'scheduled run failed'));
+  return worker;
+}

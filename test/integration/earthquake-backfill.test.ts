@@ -1,0 +1,133 @@
+import { asc, count, eq, sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { earthquakeEvents, gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
+import { loadUsgsFile, startEmulator, type EventOrder, type RunningEmulator } from '../../src/emulator/index.js';
+import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
+import { fixturesFolder } from '../../src/paths.js';
+import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
+import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
+import { startPipeline, type Pipeline } from '../support/pipeline.js';
+
+const MONTH = `${fixturesFolder}usgs/all_month_2025-05-06_2025-06-05.csv`;
+const KEY = 'test-key-earthquake';
+const FROM = Date.parse('2025-05-01T00:00:00Z');
+const TO = Date.parse('2025-06-10T00:00:00Z');
+const NOW = () => new Date('2025-07-01T00:00:00Z');
+
+let catalog: EarthquakeEvent[];
+
+beforeAll(async () => {
+  catalog = await loadUsgsFile(MONTH);
+});
+
+/** Every field of every stored event, in the wire shape, for a field-by-field comparison. */
+async function storedEvents(db: TestDatabase): Promise<EarthquakeEvent[]> {
+  const rows = await db.db.select().from(earthquakeEvents).orderBy(asc(earthquakeEvents.id));
+  return rows.map((r) => ({
+    id: r.id,
+    time: r.time.toISOString(),
+    magnitude: r.magnitude,
+    magnitude_type: r.magnitudeType,
+    place: r.place,
+    latitude: r.latitude,
+    longitude: r.longitude,
+    depth_km: r.depthKm,
+    tsunami_flag: r.tsunamiFlag,
+    url: r.url,
+  }));
+}
+
+function expected(events: EarthquakeEvent[]): EarthquakeEvent[] {
+  return [...events]
+    .map((e) => ({ ...e, time: new Date(e.time).toISOString() }))
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+describe.each(['newest', 'oldest', 'random'] as const)('earthquake backfill of a real month, gateway order %s', (order: EventOrder) => {
+  let db: TestDatabase;
+  let emulator: RunningEmulator;
+  let pipeline: Pipeline;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [], order, seed: 42, now: NOW });
+    pipeline = startPipeline(db, emulator, KEY);
+  });
+
+  afterAll(async () => {
+    await pipeline.close();
+    await emulator.close();
+    await db.drop();
+  });
+
+  it('stores exactly the catalog, every field, within the billed-call target', async () => {
+    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+      filters: { minMagnitude: null, circle: null },
+      fromMs: FROM,
+      toMs: TO,
+      refresh: false,
+    });
+    expect(summary.planned).toBe(2);
+    const progress = await pipeline.run([summary]);
+    expect(progress).toEqual({ total: 2, done: 2, failed: 0 });
+
+    expect(await storedEvents(db)).toEqual(expected(catalog));
+
+    const billed = emulator.calls.filter((c) => c.billed).length;
+    const pages = Math.ceil(catalog.length / 200);
+    const windows = summary.planned;
+    const target = order === 'newest' ? 1.2 * pages + windows : 3 * pages + windows;
+    process.stdout.write(`order ${order}: ${catalog.length} events, ${windows} windows, ${billed} billed calls (target <= ${target})\n`);
+    expect(billed).toBeLessThanOrEqual(target);
+  });
+
+  it('audits exactly the calls the gateway received', async () => {
+    const audit = await db.db.select().from(gatewayExecutions).orderBy(asc(gatewayExecutions.id));
+    expect(audit).toHaveLength(emulator.calls.length);
+    expect(audit.map((a) => a.executionId).sort()).toEqual(emulator.calls.map((c) => c.executionId).sort());
+    expect(audit.filter((a) => a.billed).length).toBe(emulator.calls.filter((c) => c.billed).length);
+    expect(audit.reduce((n, a) => n + (a.units ?? 0), 0)).toBe(emulator.calls.reduce((n, c) => n + c.units, 0));
+    const byExecution = new Map(audit.map((a) => [a.executionId, a]));
+    for (const call of emulator.calls) {
+      // A full answer may be truncated as far as the spec says; a truly truncated one always is.
+      expect(byExecution.get(call.executionId)!.truncated).toBe(call.returned >= 200);
+      if (call.truncated) expect(byExecution.get(call.executionId)!.truncated).toBe(true);
+    }
+    expect(emulator.calls.every((c) => !c.hadInvocationId && c.authorized)).toBe(true);
+    expect(JSON.stringify(audit)).not.toContain(KEY);
+  });
+
+  it('a re-run plans nothing and bills nothing; --refresh re-reads without doubling rows', async () => {
+    const callsBefore = emulator.calls.length;
+    const [last] = await db.db.select({ id: sql<number>`max(id)::int` }).from(gatewayExecutions);
+    const lastIdBefore = last!.id;
+    const again = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+      filters: { minMagnitude: null, circle: null },
+      fromMs: FROM,
+      toMs: TO,
+      refresh: false,
+    });
+    expect(again.planned).toBe(0);
+    expect(emulator.calls.length).toBe(callsBefore);
+
+    const refresh = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+      filters: { minMagnitude: null, circle: null },
+      fromMs: FROM,
+      toMs: TO,
+      refresh: true,
+    });
+    expect(refresh.added).toBe(2);
+    await pipeline.run([refresh]);
+    expect(emulator.calls.length).toBeGreaterThan(callsBefore);
+    const [total] = await db.db.select({ n: count() }).from(earthquakeEvents);
+    expect(total!.n).toBe(catalog.length);
+    // Unchanged events re-read by the refresh are not counted as written (nothing was revised).
+    const [written] = await db.db
+      .select({ rows: sql<number>`coalesce(sum(rows_written), 0)::int` })
+      .from(gatewayExecutions)
+      .where(sql`${gatewayExecutions.id} > ${lastIdBefore}`);
+    expect(written!.rows).toBe(0);
+    const parts = await db.db.select().from(ingestPartitions).where(eq(ingestPartitions.state, 'done'));
+    expect(parts).toHaveLength(2);
+  });
+});
