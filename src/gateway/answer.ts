@@ -23,6 +23,32 @@ export interface ReadAnswer<R> {
   kind: ReturnType<typeof classifyAttempt>;
 }
 
+/**
+ * A body cut off mid-JSON may still carry `data.execution`: the gateway bills what it called
+ * `succeeded` whether or not the bytes arrived whole, so the audit reads what it can.
+ */
+export function salvageExecution(text: string): z.infer<typeof readableSchema> {
+  const str = (re: RegExp) => re.exec(text)?.[1];
+  const execution = /"execution"\s*:\s*\{([^{}]*(\{[^{}]*\}[^{}]*)*)/.exec(text)?.[1] ?? '';
+  const outcome = str(/"outcome"\s*:\s*"([^"]*)"/);
+  const units = /"units"\s*:\s*(-?\d+(?:\.\d+)?)/.exec(execution)?.[1];
+  const id = /"id"\s*:\s*"?([^",}]*)"?/.exec(execution)?.[1];
+  const invocation = /"invocation_id"\s*:\s*"?([^",}]*)"?/.exec(execution)?.[1];
+  const code = /^\s*\{\s*"code"\s*:\s*(-?\d+)/.exec(text)?.[1];
+  if (outcome === undefined) return {};
+  return {
+    code: code === undefined ? undefined : Number(code),
+    data: {
+      execution: {
+        outcome,
+        id,
+        invocation_id: invocation,
+        usage: units === undefined ? undefined : { units: Number(units) },
+      },
+    },
+  };
+}
+
 function describeIssues(error: z.ZodError): string {
   return error.issues
     .slice(0, 5)
@@ -49,7 +75,7 @@ export function readAnswer<R extends z.ZodType>(
     problem = `body is not JSON: ${(e as Error).message}`;
   }
   const readable = readableSchema.safeParse(json ?? {});
-  const facts = readable.success ? readable.data : {};
+  const facts = problem !== null ? salvageExecution(bodyText) : readable.success ? readable.data : {};
   const execution = facts.data?.execution;
   let result: z.infer<R> | null = null;
   if (problem === null) {

@@ -56,6 +56,8 @@ export function earthquakeRequestSchema(now: () => Date = () => new Date()) {
     .superRefine((req, ctx) => {
       const start = Date.parse(req.start_time);
       const end = Date.parse(req.end_time);
+      // A malformed timestamp already has its own issue; comparing NaN would only add noise.
+      if (!isRfc3339(req.start_time) || !isRfc3339(req.end_time)) return;
       if (start > now().getTime()) {
         ctx.addIssue({ code: 'custom', path: ['start_time'], message: 'must not be in the future' });
       }
@@ -109,6 +111,9 @@ export function indicatorRequestSchema(now: () => Date = () => new Date()) {
       const currentYear = now().getUTCFullYear();
       const endYear = req.end_year ?? currentYear;
       const startYear = req.start_year ?? endYear - 9;
+      if (endYear < LIMITS.firstYear) {
+        ctx.addIssue({ code: 'custom', path: ['end_year'], message: `must be ${LIMITS.firstYear} or later` });
+      }
       if (endYear > currentYear) {
         ctx.addIssue({ code: 'custom', path: ['end_year'], message: `must not be after ${currentYear}` });
       }

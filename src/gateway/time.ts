@@ -8,7 +8,10 @@ export function isRfc3339(value: string): boolean {
   const [, , month, day, hour, minute, second] = m.map(Number) as number[];
   if (month! < 1 || month! > 12 || day! < 1 || day! > 31) return false;
   if (hour! > 23 || minute! > 59 || second! > 60) return false;
-  return !Number.isNaN(Date.parse(value));
+  // Date.parse rolls 2025-02-31 over to March; a real date round-trips its day of month.
+  const [, year] = m;
+  const daysInMonth = new Date(Date.UTC(Number(year), month!, 0)).getUTCDate();
+  return day! <= daysInMonth && !Number.isNaN(Date.parse(value));
 }
 
 /** Canonical wire form: UTC, millisecond precision only when it is not zero. */

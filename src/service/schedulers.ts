@@ -82,6 +82,14 @@ async function listSchedulers(queue: Queue): Promise<JobSchedulerJson[]> {
   }
 }
 
+/** BullMQ drops only a delayed next tick; one already waiting would still run the removed stream. */
+async function removeScheduler(queue: Queue, s: JobSchedulerJson): Promise<void> {
+  await queue.removeJobScheduler(s.key);
+  if (s.next === undefined) return;
+  const next = await queue.getJob(`repeat:${s.key}:${s.next}`);
+  if (next && (await next.getState()) === 'waiting') await next.remove().catch(() => undefined);
+}
+
 /**
  * Converges Redis to `desired`. Every step is keyed by scheduler id and atomic in Redis, so
  * replicas syncing the same file at once end with one scheduler per stream and one pending tick.
@@ -99,9 +107,9 @@ export async function syncSchedulers(queue: Queue, desired: readonly DesiredSche
     result.upserted.push(d.id);
   }
   const wanted = new Set(desired.map((d) => d.id));
-  for (const id of existing.keys()) {
+  for (const [id, s] of existing) {
     if (wanted.has(id)) continue;
-    await queue.removeJobScheduler(id);
+    await removeScheduler(queue, s);
     result.removed.push(id);
   }
   return result;

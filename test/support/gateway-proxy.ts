@@ -1,0 +1,44 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface GatewayProxy {
+  url: string;
+  /** Paths of the requests received so far, in arrival order (the emulator logs on answer). */
+  arrivals: string[];
+  close(): Promise<void>;
+}
+
+/** Forwards every request to `target`, noting when each one arrives. */
+export async function startGatewayProxy(target: string): Promise<GatewayProxy> {
+  const arrivals: string[] = [];
+  const server = createServer((req, res) => {
+    arrivals.push(req.url ?? '/');
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers: Record<string, string> = {};
+      for (const name of ['authorization', 'x-api-key', 'content-type']) {
+        const v = req.headers[name];
+        if (typeof v === 'string') headers[name] = v;
+      }
+      fetch(`${target}${req.url ?? '/'}`, { method: req.method ?? 'POST', headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined })
+        .then(async (answer) => {
+          const body = Buffer.from(await answer.arrayBuffer());
+          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+          res.end(body);
+        })
+        .catch(() => res.socket?.destroy());
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    arrivals,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

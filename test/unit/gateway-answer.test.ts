@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { readAnswer, salvageExecution } from '../../src/gateway/answer.js';
+import { classifyAttempt, parseRetryAfterMs, retryPolicyOf } from '../../src/gateway/errors.js';
+import { earthquakeResultSchema, indicatorResultSchema } from '../../src/gateway/schemas.js';
+
+const event = {
+  id: 'us7000abcd',
+  time: '2025-05-06T09:24:12.123Z',
+  magnitude: -0.4,
+  magnitude_type: 'ml',
+  place: null,
+  latitude: 36.7,
+  longitude: -116.3,
+  depth_km: null,
+  tsunami_flag: false,
+  url: null,
+};
+const source = { name: 'USGS', license: 'public domain', url: 'https://earthquake.usgs.gov' };
+const execution = { id: 'exec_1', invocation_id: 'inv_1', outcome: 'succeeded', usage: { units: 1 }, timing: {} };
+const body = (result: unknown, exec: unknown = execution) => JSON.stringify({ code: 0, message: 'ok', data: { execution: exec, result } });
+
+describe('readAnswer', () => {
+  it('accepts a spec answer, nulls and negative magnitudes included', () => {
+    const a = readAnswer(earthquakeResultSchema, 200, null, body({ events: [event], source }), 0);
+    expect(a.kind).toBeNull();
+    expect(a.result?.events).toEqual([event]);
+    expect(a.units).toBe(1);
+  });
+
+  it('reads events: null as no events', () => {
+    const a = readAnswer(earthquakeResultSchema, 200, null, body({ events: null, source }), 0);
+    expect(a.kind).toBeNull();
+    expect(a.result?.events).toBeNull();
+  });
+
+  it('a schema-breaking answer yields no result but keeps the billed execution facts', () => {
+    const { latitude: _drop, ...broken } = event;
+    const a = readAnswer(earthquakeResultSchema, 200, null, body({ events: [broken], source }), 0);
+    expect(a.kind).toBe('invalid_response');
+    expect(a.result).toBeNull();
+    expect(a.outcome).toBe('succeeded');
+    expect(a.units).toBe(1);
+    expect(a.problem).toMatch(/latitude/);
+  });
+
+  it('salvages the execution from a body cut off mid-JSON', () => {
+    const text = body({ events: [event, event], source }).slice(0, 200);
+    const a = readAnswer(earthquakeResultSchema, 200, null, text, 0);
+    expect(a.kind).toBe('invalid_response');
+    expect(a.outcome).toBe('succeeded');
+    expect(a.executionId).toBe('exec_1');
+    expect(salvageExecution('<html>oops</html>')).toEqual({});
+  });
+
+  it("keeps the gateway's message for a refused request", () => {
+    const text = JSON.stringify({ code: 400, message: 'country: unknown code ZZZ', data: { execution: { ...execution, outcome: 'parameter_error' }, result: null } });
+    const a = readAnswer(indicatorResultSchema, 400, null, text, 0);
+    expect(a.kind).toBe('parameters');
+    expect(a.problem).toBe('country: unknown code ZZZ');
+  });
+});
+
+describe('classifyAttempt', () => {
+  const c = (httpStatus: number | null, outcome: string | null, bodyValid = true) => classifyAttempt({ httpStatus, outcome, bodyValid });
+  it.each([
+    [200, 'succeeded', true, null],
+    [200, 'succeeded', false, 'invalid_response'],
+    [200, null, false, 'invalid_response'],
+    [401, null, false, 'auth'],
+    [403, null, false, 'auth'],
+    [429, null, false, 'rate_limited'],
+    [400, 'parameter_error', true, 'parameters'],
+    [404, null, false, 'parameters'],
+    [502, 'data_source_error', true, 'data_source'],
+    [504, 'unknown', true, 'unknown'],
+    [200, 'weird_new_outcome', true, 'unknown'],
+    [500, null, false, 'server'],
+    [503, null, false, 'server'],
+  ] as const)('HTTP %s outcome %s valid %s -> %s', (status, outcome, valid, kind) => {
+    expect(c(status, outcome, valid)).toBe(kind);
+  });
+  it('transport failures have no response', () => {
+    expect(classifyAttempt({ httpStatus: null, outcome: null, bodyValid: false, transportFailure: 'timeout' })).toBe('timeout');
+    expect(classifyAttempt({ httpStatus: null, outcome: null, bodyValid: false, transportFailure: 'transport' })).toBe('transport');
+  });
+  it('maps kinds to retry behaviour', () => {
+    expect(retryPolicyOf('parameters')).toBe('never');
+    expect(retryPolicyOf('auth')).toBe('never');
+    expect(retryPolicyOf('rate_limited')).toBe('after_retry_after');
+    expect(retryPolicyOf('server')).toBe('backoff');
+    expect(retryPolicyOf('invalid_response')).toBe('backoff');
+  });
+  it('parses Retry-After as seconds or an HTTP date', () => {
+    expect(parseRetryAfterMs('3', 0)).toBe(3000);
+    expect(parseRetryAfterMs(new Date(10_000).toUTCString(), 4_000)).toBe(6000);
+    expect(parseRetryAfterMs('soon', 0)).toBeNull();
+  });
+});
