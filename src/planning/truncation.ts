@@ -12,7 +12,15 @@
  */
 
 export type TruncationOrder = 'newest' | 'oldest' | 'mixed';
-export type OrderVerdict = TruncationOrder | 'unknown';
+/** `not-newest`: a probe refuted newest-first; oldest-first is the next hypothesis to test. */
+export type OrderVerdict = TruncationOrder | 'unknown' | 'not-newest';
+
+/** Pure: what is known after a probe refuted one hypothesis. */
+export function afterRefutation(current: OrderVerdict, refuted: TruncationOrder): OrderVerdict {
+  if (refuted === 'newest') return current === 'oldest' || current === 'mixed' ? current : 'not-newest';
+  if (refuted === 'oldest') return current === 'not-newest' || current === 'mixed' ? 'mixed' : current === 'oldest' ? 'unknown' : current;
+  return current;
+}
 
 export interface MsInterval {
   startMs: number;
@@ -178,11 +186,10 @@ function splitTasks(interval: MsInterval, sample: SeenEvent[], estimatedEvents: 
  * hypotheses disagree: if the gateway keeps the newest events, an untruncated answer over
  * [median, end] holds nothing newer than the truncated answer's oldest event that it lacked.
  */
-function probeTask(interval: MsInterval, answer: Answer): FollowUpTask {
-  const { min, max } = span(answer.events);
-  // Newest-first is the upstream catalog's default; test oldest-first only when the answer hugs the
-  // start of the interval far more closely than its end (a window may run past the newest data).
-  const candidate = interval.endMs - max > 4 * (min - interval.startMs) ? 'oldest' : 'newest';
+function probeTask(interval: MsInterval, answer: Answer, order: OrderVerdict): FollowUpTask {
+  // Newest-first is the upstream catalog's default, so it is tested first; oldest-first only once
+  // newest-first is refuted. Where the events sit in the window says nothing: it may run past them.
+  const candidate = order === 'not-newest' ? 'oldest' : 'newest';
   const times = answer.events.map((e) => e.timeMs).sort((a, b) => a - b);
   const median = times[Math.floor(times.length / 2)]!;
   const target =
@@ -200,7 +207,7 @@ function afterTruncatedFetch(task: { interval: MsInterval; estimate?: number }, 
     return splitTasks(interval, answer.events, 2 * maxResults, maxResults);
   }
   // Without an estimate a split is blind; the probe doubles as a second sample to estimate from.
-  if (order === 'unknown' || task.estimate === undefined) return [probeTask(interval, answer)];
+  if (order === 'unknown' || order === 'not-newest' || task.estimate === undefined) return [probeTask(interval, answer, order)];
   return [walkTask(interval, answer.events, atLeastTruncated(task.estimate, maxResults), maxResults)];
 }
 

@@ -8,6 +8,7 @@ import { EARTHQUAKE_PROVIDER, LIMITS, type EarthquakeRequest } from '../gateway/
 import { toRfc3339 } from '../gateway/time.js';
 import {
   advance,
+  afterRefutation,
   initialFrontier,
   nextQuery,
   purposeOf,
@@ -98,7 +99,7 @@ export async function processEarthquakeWindow(job: EarthquakeWindowJob, ctx: Job
       throw e;
     }
     if (step.verdict) truncation.set(orderKey, step.verdict);
-    if (step.refuted && truncation.get(orderKey) === step.refuted) truncation.set(orderKey, 'unknown');
+    if (step.refuted) truncation.set(orderKey, afterRefutation(truncation.get(orderKey), step.refuted));
     if (step.contradiction) log.warn({ ...logFields(job, q, ctx), reason: step.contradiction }, 'gateway contradicted its truncation order; window restarts');
     const written = await recordEarthquakeAnswer(db, attempt.record, call, events, truncated, {
       frontier: step.frontier,

@@ -1,11 +1,11 @@
-import type { OrderVerdict, TruncationOrder } from '../planning/truncation.js';
+import type { OrderVerdict } from '../planning/truncation.js';
 
 /**
  * What a probe proved about how a gateway truncates, remembered for `ttlMs` so later windows skip
  * the probe. A TTL of 0 probes in every window (paranoid mode for gateways that may change).
  */
 export class TruncationMemory {
-  readonly #verdicts = new Map<string, { order: TruncationOrder; atMs: number }>();
+  readonly #verdicts = new Map<string, { order: Exclude<OrderVerdict, 'unknown'>; atMs: number }>();
   constructor(
     readonly ttlMs: number,
     private readonly nowMs: () => number = Date.now,

@@ -7,6 +7,7 @@ import { Redis } from 'ioredis';
 import { openSession, startSessionWorkers, type Session } from '../../src/cli/session.js';
 import { parseEnv } from '../../src/config/env.js';
 import { loadJobsFile } from '../../src/config/jobs-file.js';
+import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { TICK_QUEUE } from '../../src/service/schedulers.js';
 import { startService, type RunningService, type ServiceOptions } from '../../src/service/service.js';
 import { redisUrl } from './isolation.js';
@@ -120,4 +121,20 @@ export async function waitFor<T>(probe: () => Promise<T | null | undefined | fal
     if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** A hand-made catalog event in the gateway's wire shape. */
+export function quake(id: string, timeMs: number, magnitude: number, place: string): EarthquakeEvent {
+  return {
+    id,
+    time: new Date(timeMs).toISOString(),
+    magnitude,
+    magnitude_type: 'ml',
+    place,
+    latitude: 35.1,
+    longitude: -117.5,
+    depth_km: 7.5,
+    tsunami_flag: false,
+    url: `https://earthquake.usgs.gov/earthquakes/eventpage/${id}`,
+  };
 }

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   advance,
+  afterRefutation,
   initialFrontier,
   nextQuery,
   type Answer,
@@ -58,7 +59,7 @@ function runWindow(all: SeenEvent[], window: MsInterval, order: TruncationOrder,
     const step = advance(frontier, answer, verdict, MAX);
     frontier = step.frontier;
     if (step.verdict) verdict = step.verdict;
-    if (step.refuted && verdict === step.refuted) verdict = 'unknown';
+    if (step.refuted) verdict = afterRefutation(verdict, step.refuted);
   }
   return { got, calls, verdict };
 }
@@ -88,7 +89,9 @@ describe('truncation follow-up', () => {
     const pages = Math.ceil(events.length / MAX);
     if (order === 'newest') expect(r.calls).toBeLessThanOrEqual(1.2 * pages + 1);
     else expect(r.calls).toBeLessThanOrEqual(3 * pages + 1);
-    expect(r.verdict).toBe(order === 'mixed' ? 'unknown' : order);
+    // Newest-first is proven or refuted; oldest-first is tested only once newest-first is refuted.
+    const learned = { newest: ['newest'], oldest: ['oldest', 'not-newest'], mixed: ['not-newest', 'mixed'] }[order];
+    expect(learned).toContain(r.verdict);
   });
 
   it('keeps cost within target when the verdict is already known, many small windows', () => {
@@ -174,5 +177,27 @@ describe('truncation follow-up', () => {
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('what refutations teach', () => {
+  it.each([
+    ['unknown', 'newest', 'not-newest'],
+    ['not-newest', 'oldest', 'mixed'],
+    ['newest', 'newest', 'not-newest'],
+    ['oldest', 'oldest', 'unknown'],
+    ['mixed', 'newest', 'mixed'],
+  ] as const)('%s, then %s refuted -> %s', (current, refuted, next) => {
+    expect(afterRefutation(current, refuted)).toBe(next);
+  });
+
+  it('an oldest-first gateway is learned in the second window and walked as a chain from then on', () => {
+    const w1 = { startMs: 0, endMs: 31 * DAY };
+    const w2 = { startMs: 31 * DAY, endMs: 62 * DAY };
+    const first = runWindow(uniformEvents(3000, w1, 1), w1, 'oldest', 'unknown');
+    expect(['oldest', 'not-newest']).toContain(first.verdict);
+    const second = runWindow(uniformEvents(3000, w2, 2), w2, 'oldest', 'not-newest');
+    expect(second.verdict).toBe('oldest');
+    expect(second.calls).toBeLessThanOrEqual(Math.ceil(3000 / 199) + 2);
   });
 });

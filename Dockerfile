@@ -1,0 +1,42 @@
+# syntax=docker/dockerfile:1
+# gateway-ingest: the long-running service (`start`) and every other CLI command.
+#   docker build -t gateway-ingest .
+#   docker run --rm gateway-ingest --help
+
+ARG NODE_IMAGE=node:22-bookworm-slim
+
+# ---- build: compile TypeScript (needs the dev dependencies) -----------------------------------
+FROM ${NODE_IMAGE} AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# `prepare` would build before the sources are here; the build runs explicitly below.
+RUN npm ci --ignore-scripts
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build
+
+# ---- deps: production dependencies only (none needs an install script) -----------------------
+FROM ${NODE_IMAGE} AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
+
+# ---- runtime: no compiler, no dev dependencies, not root --------------------------------------
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production \
+    HTTP_PORT=9464
+WORKDIR /app
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY bin ./bin
+COPY migrations ./migrations
+# The emulator command serves these bundled catalogs (demos, smoke tests).
+COPY test/fixtures ./test/fixtures
+COPY jobs.yaml ./jobs.yaml
+USER node
+EXPOSE 9464
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.HTTP_PORT || 9464}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+ENTRYPOINT ["node", "bin/gateway-ingest.js"]
+CMD ["start", "--config", "/app/jobs.yaml"]

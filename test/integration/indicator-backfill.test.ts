@@ -1,0 +1,117 @@
+import { and, asc, count, eq, inArray } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseIndicatorFlags } from '../../src/cli/commands/backfill.js';
+import { UsageError } from '../../src/cli/exit.js';
+import { countryCodeAliases, gatewayExecutions, indicatorSeries, indicatorValues } from '../../src/db/schema.js';
+import { loadWorldBankFile, startEmulator, type IndicatorDataset, type RunningEmulator } from '../../src/emulator/index.js';
+import { GatewayError } from '../../src/gateway/errors.js';
+import { enqueueIndicatorBackfill } from '../../src/ingest/enqueue-backfill.js';
+import { fixturesFolder } from '../../src/paths.js';
+import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
+import { startPipeline, type Pipeline } from '../support/pipeline.js';
+
+const KEY = 'test-key-indicators';
+const NOW = () => new Date('2026-11-22T00:00:00Z');
+const GDP = `${fixturesFolder}worldbank/API_NY.GDP.MKTP.CD_DS2_en_csv_v2.csv`;
+const POP = `${fixturesFolder}worldbank/API_SP.POP.TOTL_DS2_en_csv_v2.csv`;
+const REQUESTED = ['US', 'CHN', 'WLD', 'DEU', 'IND'];
+const ALPHA3 = { US: 'USA', CHN: 'CHN', WLD: 'WLD', DEU: 'DEU', IND: 'IND' } as Record<string, string>;
+const WB_ID = { US: 'US', CHN: 'CN', WLD: '1W', DEU: 'DE', IND: 'IN' } as Record<string, string>;
+
+/** The file's cells for one country, every year column, empty cells as null. */
+function cells(ds: IndicatorDataset, alpha3: string): Array<{ year: number; value: number | null }> {
+  const row = ds.rows.find((r) => r.countryCode === alpha3)!;
+  return ds.years.map((year, i) => ({ year, value: row.values[i] ?? null }));
+}
+
+describe('indicator backfill of the real World Bank files', () => {
+  let db: TestDatabase;
+  let emulator: RunningEmulator;
+  let pipeline: Pipeline;
+  let gdp: IndicatorDataset;
+  let pop: IndicatorDataset;
+
+  beforeAll(async () => {
+    [gdp, pop] = await Promise.all([loadWorldBankFile(GDP), loadWorldBankFile(POP)]);
+    db = await createTestDatabase();
+    emulator = await startEmulator({ key: KEY, earthquakeFiles: [], indicatorFiles: [GDP, POP], now: NOW });
+    pipeline = startPipeline(db, emulator, KEY);
+  });
+
+  afterAll(async () => {
+    await pipeline.close();
+    await emulator.close();
+    await db.drop();
+  });
+
+  it('stores exactly the files cells, nulls included, under the ids the gateway answers with', async () => {
+    const flags = parseIndicatorFlags({ indicator: ['NY.GDP.MKTP.CD', 'SP.POP.TOTL'], country: REQUESTED, fromYear: '1960' }, 2026);
+    const summaries = await enqueueIndicatorBackfill(db.db, pipeline.queues.indicator, { ...flags, refresh: false });
+    expect(summaries).toHaveLength(10);
+    expect(summaries.every((s) => s.planned === 1)).toBe(true);
+    expect(await pipeline.run(summaries)).toEqual({ total: 10, done: 10, failed: 0 });
+
+    for (const [ds, id] of [[gdp, 'NY.GDP.MKTP.CD'], [pop, 'SP.POP.TOTL']] as const) {
+      for (const code of REQUESTED) {
+        const rows = await db.db
+          .select({ year: indicatorValues.year, value: indicatorValues.value })
+          .from(indicatorValues)
+          .where(and(eq(indicatorValues.indicatorId, id), eq(indicatorValues.countryId, WB_ID[code]!)))
+          .orderBy(asc(indicatorValues.year));
+        expect(rows).toEqual(cells(ds, ALPHA3[code]!));
+      }
+    }
+    const nulls = await db.db.select({ n: count() }).from(indicatorValues).where(eq(indicatorValues.countryId, '1W'));
+    expect(nulls[0]!.n).toBeGreaterThan(0);
+    const series = await db.db.select().from(indicatorSeries).where(eq(indicatorSeries.countryId, 'US'));
+    expect(series.map((s) => s.lastUpdated).sort()).toEqual([gdp.lastUpdated, pop.lastUpdated].sort());
+  });
+
+  it('asking for USA after US (and 1W after WLD) updates the same series', async () => {
+    const before = await db.db.select({ n: count() }).from(indicatorValues);
+    const summaries = await enqueueIndicatorBackfill(db.db, pipeline.queues.indicator, {
+      indicators: ['SP.POP.TOTL'],
+      countries: ['USA', '1W'],
+      fromYear: 1960,
+      toYear: 2026,
+      refresh: false,
+    });
+    expect(await pipeline.run(summaries)).toEqual({ total: 2, done: 2, failed: 0 });
+    const after = await db.db.select({ n: count() }).from(indicatorValues);
+    expect(after[0]!.n).toBe(before[0]!.n);
+    const aliases = await db.db.select().from(countryCodeAliases).where(inArray(countryCodeAliases.requestedCode, ['US', 'USA', 'WLD', '1W']));
+    expect(Object.fromEntries(aliases.map((a) => [a.requestedCode, a.countryId]))).toEqual({ US: 'US', USA: 'US', WLD: '1W', '1W': '1W' });
+    // Unchanged values were re-read, not rewritten.
+    const rewritten = await db.db.select({ rows: gatewayExecutions.rowsWritten }).from(gatewayExecutions).where(eq(gatewayExecutions.streamKey, summaries[0]!.streamKey));
+    expect(rewritten.map((r) => r.rows)).toEqual([0]);
+  });
+
+  it('an unknown country is a parameters failure, not retried, with the gateway message kept', async () => {
+    const before = emulator.calls.length;
+    const summaries = await enqueueIndicatorBackfill(db.db, pipeline.queues.indicator, {
+      indicators: ['SP.POP.TOTL'],
+      countries: ['ZZZ'],
+      fromYear: 2000,
+      toYear: 2010,
+      refresh: false,
+    });
+    expect(await pipeline.run(summaries)).toEqual({ total: 1, done: 0, failed: 1 });
+    expect(emulator.calls.length - before).toBe(1);
+    const [audit] = await db.db.select().from(gatewayExecutions).where(eq(gatewayExecutions.streamKey, summaries[0]!.streamKey));
+    expect(audit!.errorKind).toBe('parameters');
+    expect(audit!.billed).toBe(false);
+    expect(audit!.errorDetail).toMatch(/ZZZ/);
+  });
+
+  it('bad codes and years are refused before any call', async () => {
+    const before = emulator.calls.length;
+    expect(() => parseIndicatorFlags({ indicator: ['NY'], country: ['US'] }, 2026)).toThrow(/--indicator: "NY"/);
+    expect(() => parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['USAA'] }, 2026)).toThrow(/--country: "USAA"/);
+    expect(() => parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['US'], fromYear: '1959' }, 2026)).toThrow(UsageError);
+    expect(() => parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['US'], toYear: '2027' }, 2026)).toThrow(/--to-year/);
+    await expect(
+      pipeline.gateway.queryIndicator({ provider: 'development-indicators', country: 'US', indicator: 'SP.POP.TOTL', start_year: 1950, end_year: 2000 }),
+    ).rejects.toThrow(GatewayError);
+    expect(emulator.calls.length).toBe(before);
+  });
+});

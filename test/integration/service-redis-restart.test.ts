@@ -1,0 +1,75 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { createTestDatabase, uniquePrefix, type TestDatabase } from '../support/isolation.js';
+import { jobsDir, quake, randomKey, startInProcess, waitFor, type InProcessService, type JobsDir } from '../support/service.js';
+
+const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/** A throwaway Redis of this test's own, so it can be killed without touching anyone else's. */
+function runRedis(port: number): { process: ChildProcess; stop(): Promise<void> } {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  return {
+    process: child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+describe.skipIf(!hasRedisServer)('start: a Redis restart', () => {
+  let db: TestDatabase;
+  let emulator: RunningEmulator;
+  let jobs: JobsDir;
+  let svc: InProcessService | undefined;
+  let redis: ReturnType<typeof runRedis>;
+  let port: number;
+  const key = randomKey();
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    emulator = await startEmulator({ key, events: [quake('ci-redis-1', Date.now() - 3_600_000, 4, 'Gamma')], indicatorFiles: [] });
+    jobs = jobsDir();
+    jobs.write('earthquakes:\n  - name: steady\n    every: 1s\n    lookback: 1d\n');
+    port = await freePort();
+    redis = runRedis(port);
+  });
+
+  afterAll(async () => {
+    await svc?.stop();
+    await redis.stop();
+    await emulator.close();
+    await db.drop();
+    jobs.remove();
+  });
+
+  it('reconnects, re-creates lost schedulers and carries on; readiness reports the outage', async () => {
+    const redisUrl = `redis://127.0.0.1:${port}/0`;
+    await waitFor(async () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG'), 10_000, 'redis');
+    svc = await startInProcess({ databaseUrl: db.url, prefix: uniquePrefix(), gatewayUrl: emulator.url, key, extra: { REDIS_URL: redisUrl } }, jobs.path, { resyncMs: 300 });
+    await waitFor(async () => emulator.calls.length >= 2, 20_000, 'scheduled runs');
+
+    await redis.stop(); // its data goes with it: no persistence
+    await waitFor(async () => (await fetch(`${svc!.url}/readyz`)).status === 503, 10_000, 'readiness to fail');
+    const body = (await (await fetch(`${svc.url}/readyz`)).json()) as { failed: Record<string, string> };
+    expect(Object.keys(body.failed)).toEqual(['redis']);
+    expect((await fetch(`${svc.url}/healthz`)).status).toBe(200);
+
+    redis = runRedis(port);
+    await waitFor(async () => (await fetch(`${svc!.url}/readyz`)).status === 200, 15_000, 'readiness to recover');
+    const callsAfterRestart = emulator.calls.length;
+    await waitFor(async () => emulator.calls.length >= callsAfterRestart + 2, 15_000, 'scheduled runs after the restart');
+  });
+});

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { formatStatus } from '../../src/cli/commands/status.js';
+import { buildStatusReport } from '../../src/cli/status-report.js';
+import { parseJobsFile } from '../../src/config/jobs-file.js';
+import type { StreamFreshness } from '../../src/db/queries/freshness.js';
+import type { StreamStatus } from '../../src/db/queries/status.js';
+
+const NOW = Date.parse('2026-06-15T12:00:00Z');
+const JOBS = parseJobsFile(
+  `
+earthquakes:
+  - name: big
+    min_magnitude: 5
+    every: 10m
+    lookback: 2d
+    backfill_from: 2026-01-01
+  - name: idle
+    min_magnitude: 7
+    schedule: "0 * * * *"
+    enabled: false
+indicators:
+  - name: gdp
+    indicators: [NY.GDP.MKTP.CD]
+    countries: [US]
+    from_year: 2000
+    every: 7d
+`,
+  'jobs.yaml',
+  () => new Date(NOW),
+);
+
+const row = (streamKey: string, operation: string, over: Partial<StreamStatus> = {}): StreamStatus => ({
+  streamKey,
+  operation,
+  name: null,
+  params: {},
+  partitions: { done: 3, pending: 0, running: 0, failed: 1 },
+  rowsWritten: 120,
+  calls: 9,
+  billedCalls: 8,
+  units: 120,
+  billedCallsToday: 2,
+  unitsToday: 10,
+  lastSuccessAt: new Date(NOW - 60_000),
+  lastError: 'boom',
+  lastErrorKind: 'server',
+  failedPartitions: [{ partitionKey: '2026-02-01T00:00:00Z/2026-03-01T00:00:00Z', error: 'boom', kind: 'server' }],
+  ...over,
+});
+
+const day = (iso: string) => Date.parse(`${iso}T00:00:00Z`);
+
+describe('buildStatusReport', () => {
+  const freshness = new Map<string, StreamFreshness>([
+    ['earthquake:m5', {
+      newestEventTime: new Date('2026-06-15T11:40:00Z'),
+      lastValueYear: null,
+      doneWindows: [{ start: day('2026-01-01'), end: day('2026-02-01') }, { start: day('2026-03-01'), end: NOW - 600_000 }],
+      doneYears: [],
+    }],
+    ['indicator:NY.GDP.MKTP.CD:US', { newestEventTime: null, lastValueYear: 2024, doneWindows: [], doneYears: [{ start: 2000, end: 2010 }] }],
+  ]);
+  const rows = [row('earthquake:m5', 'earthquake'), row('indicator:NY.GDP.MKTP.CD:US', 'indicator', { failedPartitions: [], lastError: null })];
+  const report = buildStatusReport(rows, freshness, JOBS, NOW);
+
+  it('joins schedules, freshness and coverage with gaps since backfill_from', () => {
+    expect(report.map((r) => [r.name, r.schedule, r.enabled])).toEqual([
+      ['big', 'every 10m', true],
+      ['gdp', 'every 7d', true],
+      ['idle', 'cron "0 * * * *" UTC', false],
+    ]);
+    expect(report[0]!.coverage).toMatchObject({
+      unit: 'time',
+      from: '2026-01-01T00:00:00Z',
+      gaps: [
+        { from: '2026-02-01T00:00:00Z', to: '2026-03-01T00:00:00Z' },
+        { from: '2026-06-15T11:50:00Z', to: '2026-06-15T12:00:00Z' },
+      ],
+    });
+    expect(report[1]!.coverage).toMatchObject({ unit: 'year', from: 2000, to: 2026, gaps: [{ from: 2011, to: 2026 }] });
+    expect(report[1]!.freshness).toEqual({ lastValueYear: 2024 });
+    expect(report[2]).toMatchObject({ streamKey: 'earthquake:m7', calls: 0, coverage: null, freshness: { newestEventTime: null } });
+  });
+
+  it('prints each stream with its gaps and failed windows', () => {
+    const text = formatStatus(report);
+    expect(text).toContain(
+      [
+        'big (earthquake:m5)',
+        '  schedule: every 10m',
+        '  last success: 2026-06-15T11:59:00.000Z',
+        '  freshness: newest event 2026-06-15T11:40:00.000Z',
+        '  coverage 2026-01-01T00:00:00Z .. now: 83.07%, 2 gaps',
+        '    gap 2026-02-01T00:00:00Z .. 2026-03-01T00:00:00Z',
+        '    gap 2026-06-15T11:50:00Z .. now',
+        '  partitions: 3 done, 0 pending, 0 running, 1 failed',
+        '  rows written: 120; calls: 9, billed 8 (120 units), today 2 (10 units)',
+        '  last error: [server] boom',
+        '  failed 2026-02-01T00:00:00Z/2026-03-01T00:00:00Z: [server] boom',
+      ].join('\n'),
+    );
+    expect(text).toContain('  coverage 2000 .. 2026: 40.74%, 1 gap\n    gap 2011 .. 2026\n');
+    expect(text).toContain('idle (earthquake:m7)\n  schedule: cron "0 * * * *" UTC (disabled)\n');
+    expect(text).toContain('  coverage: nothing ingested yet');
+  });
+});
