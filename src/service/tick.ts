@@ -86,12 +86,14 @@ export async function processTick(data: TickData, nowMs: number, deps: TickDeps)
 }
 
 /**
- * The time the tick was due, so a retried tick plans the same windows (same job ids) instead of
- * new ones; never later than now, since the gateway refuses windows reaching into the future.
+ * The time the tick was due, read from the id BullMQ gives scheduler jobs
+ * (`repeat:<scheduler>:<millis>`), so a retried tick plans the same windows (same job ids) instead
+ * of new ones. Never later than now: the gateway refuses windows reaching into the future.
  */
-export function tickTimeMs(job: Pick<Job, 'timestamp' | 'delay'>, nowMs: number): number {
-  const due = job.timestamp + (job.delay ?? 0);
-  return Number.isFinite(due) && due > 0 ? Math.min(due, nowMs) : nowMs;
+export function tickTimeMs(jobId: string | undefined, nowMs: number): number {
+  const match = /^repeat:.+:(\d+)$/.exec(jobId ?? '');
+  const due = match ? Number(match[1]) : Number.NaN;
+  return Number.isSafeInteger(due) && due > 0 ? Math.min(due, nowMs) : nowMs;
 }
 
 export function startTickWorker(settings: { connection: ConnectionOptions; prefix: string }, deps: TickDeps): Worker {
@@ -100,7 +102,7 @@ export function startTickWorker(settings: { connection: ConnectionOptions; prefi
     async (job: Job) => {
       const parsed = tickSchema.safeParse(job.data);
       if (!parsed.success) throw new UnrecoverableError(`invalid tick payload: ${parsed.error.message}`);
-      const outcome = await processTick(parsed.data, tickTimeMs(job, Date.now()), deps);
+      const outcome = await processTick(parsed.data, tickTimeMs(job.id, Date.now()), deps);
       deps.log.info({ jobId: job.id, ...outcome }, outcome.skipped ? 'scheduled run skipped' : 'scheduled run enqueued');
       return outcome;
     },

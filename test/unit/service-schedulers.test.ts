@@ -46,9 +46,10 @@ describe('sameScheduler', () => {
 });
 
 describe('tickTimeMs', () => {
-  it('is the due time of the tick, never after now', () => {
-    expect(tickTimeMs({ timestamp: 1_000, delay: 500 }, 10_000)).toBe(1_500);
-    expect(tickTimeMs({ timestamp: 1_000, delay: 50_000 }, 10_000)).toBe(10_000);
-    expect(tickTimeMs({ timestamp: Number.NaN, delay: 0 }, 10_000)).toBe(10_000);
+  it('is the due time in the scheduler job id, never after now', () => {
+    expect(tickTimeMs('repeat:earthquake:a:1500', 10_000)).toBe(1_500);
+    expect(tickTimeMs('repeat:indicator:x.y-z:50000', 10_000)).toBe(10_000);
+    expect(tickTimeMs('manual-tick', 10_000)).toBe(10_000);
+    expect(tickTimeMs(undefined, 10_000)).toBe(10_000);
   });
 });
