@@ -10,9 +10,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 # `prepare` would build before the sources are here; the build runs explicitly below.
-# `npm install` follows the lock like `npm ci` but tolerates its missing optional platform entries
-# (msgpackr-extract for darwin/win32), which make `npm ci` refuse the current lock file.
-RUN npm install --ignore-scripts --no-audit --no-fund
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
@@ -21,7 +19,7 @@ RUN npm run build
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
 # ---- runtime: no compiler, no dev dependencies, not root --------------------------------------
 FROM ${NODE_IMAGE}

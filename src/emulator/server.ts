@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { loadEmulatorData } from './data.js';
 import { plainError } from './envelope.js';
 import { FaultPlan } from './faults.js';
@@ -8,6 +7,7 @@ import { sendJson } from './http-io.js';
 import { deriveRng } from './rng.js';
 import { EVENT_ORDERS, type EventOrder } from './selection.js';
 import type { EmulatorCall, EmulatorOptions, RunningEmulator } from './types.js';
+import { listen } from '../net-listen.js';
 
 function checkOrder(order: EventOrder): EventOrder {
   if (!EVENT_ORDERS.includes(order)) throw new RangeError(`order must be one of ${EVENT_ORDERS.join(', ')}`);
@@ -17,16 +17,6 @@ function checkOrder(order: EventOrder): EventOrder {
 function checkLatency(ms: number): number {
   if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(`latencyMs must be a number >= 0, got ${ms}`);
   return ms;
-}
-
-function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
 }
 
 /** Starts a local gateway (spec parts 1-9) on 127.0.0.1; data loads before the port opens. */

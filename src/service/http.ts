@@ -2,9 +2,9 @@
  * Liveness, readiness and metrics for orchestrators and Prometheus. Plain node:http: three
  * read-only routes do not justify a framework.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
+import { listen } from '../net-listen.js';
 
 export const READY_TIMEOUT_MS = 2_000;
 
@@ -66,16 +66,6 @@ async function route(o: HttpOptions, req: IncomingMessage, res: ServerResponse):
     return;
   }
   sendJson(res, 404, { error: 'not found', routes: ['/healthz', '/readyz', '/metrics'] });
-}
-
-function listen(server: Server, port: number, host: string): Promise<AddressInfo> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve(server.address() as AddressInfo);
-    });
-  });
 }
 
 /** Listens on `port` (0: any free port; the bound one is returned). */
