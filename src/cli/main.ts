@@ -12,6 +12,9 @@ export function buildProgram(): Command {
   const program = new Command('gateway-ingest')
     .description('Lossless ingestion of the market gateway\'s earthquake and economic indicator data into PostgreSQL')
     .showHelpAfterError()
+    // Options after a subcommand belong to it: `backfill --inline` and `backfill indicators --inline`
+    // declare the same flags, and without this the parent would take them from the subcommand.
+    .enablePositionalOptions()
     .exitOverride();
   for (const command of [migrateCommand(), backfillCommand(), workerCommand(), startCommand(), statusCommand(), checkConfigCommand(), emulatorCommand()]) {
     program.addCommand(command);

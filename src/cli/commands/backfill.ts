@@ -139,7 +139,8 @@ export function backfillCommand(): Command {
   const c = new Command('backfill')
     .description('plan and enqueue history: `backfill earthquakes`, `backfill indicators`, or `backfill --stream NAME` from jobs.yaml')
     .addOption(new Option('--stream <name>', 'backfill a stream declared in jobs.yaml from its backfill_from / from_year'))
-    .addOption(configOption());
+    .addOption(configOption())
+    .enablePositionalOptions();
   addRunOptions(c);
   c.addCommand(earthquakesCommand());
   c.addCommand(indicatorsCommand());

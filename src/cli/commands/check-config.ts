@@ -31,7 +31,7 @@ export function checkConfigCommand(io: CheckConfigIo = {}): Command {
         'Every problem is listed as "file:line  path: reason"; an invalid file exits with code 2.',
     )
     .addOption(configOption())
-    .addHelpText('after', '\nThe format of the jobs file is described in docs/jobs-yaml.md.')
+    .addHelpText('after', '\nThe format of the jobs file is described in README.md, section "jobs.yaml".')
     .action(async (opts: { config: string }) => {
       const jobs = await loadJobsFile(opts.config, io.now);
       write(formatJobsSummary(jobs));
