@@ -11,8 +11,6 @@ import { progressReporter } from './progress.js';
 import { cliLog, connectDb, connectRedis, gatewayFromEnv, openQueues } from './runtime.js';
 import type { Redis } from 'ioredis';
 
-export const DEFAULT_TRUNCATION_VERDICT_TTL_MS = 3_600_000;
-
 export interface Session {
   env: ResolvedEnv;
   log: Log;
@@ -55,7 +53,7 @@ export async function openSession(env: ResolvedEnv, options: { needGateway: bool
 export function startSessionWorkers(s: Session, observer?: CallObserver): RunningWorkers {
   return startWorkers(
     { connection: s.redis, prefix: s.env.queuePrefix, concurrency: s.env.workerConcurrency, retryBaseDelayMs: s.env.retryBaseDelayMs },
-    { gateway: s.gateway!, db: s.db.db, log: s.log, truncation: new TruncationMemory(DEFAULT_TRUNCATION_VERDICT_TTL_MS), observer },
+    { gateway: s.gateway!, db: s.db.db, log: s.log, truncation: new TruncationMemory(s.env.truncationVerdictTtlMs), observer },
   );
 }
 

@@ -31,6 +31,7 @@ const envSchema = z.object({
   JOB_ATTEMPTS: intFromEnv(1, 100).default(8),
   RETRY_BASE_DELAY_MS: intFromEnv(1, 3_600_000).default(2_000),
   SHUTDOWN_DEADLINE_MS: intFromEnv(0, 3_600_000).default(30_000),
+  TRUNCATION_VERDICT_TTL_MS: intFromEnv(0, 30 * 86_400_000).default(3_600_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -50,6 +51,8 @@ export interface ResolvedEnv {
   jobAttempts: number;
   retryBaseDelayMs: number;
   shutdownDeadlineMs: number;
+  /** How long a probe's finding on truncation order is trusted; 0 probes in every window. */
+  truncationVerdictTtlMs: number;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
 }
 
@@ -86,6 +89,7 @@ export function parseEnv(env: NodeJS.ProcessEnv): ResolvedEnv {
     jobAttempts: e.JOB_ATTEMPTS,
     retryBaseDelayMs: e.RETRY_BASE_DELAY_MS,
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
+    truncationVerdictTtlMs: e.TRUNCATION_VERDICT_TTL_MS,
     logLevel: e.LOG_LEVEL,
   };
 }

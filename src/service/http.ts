@@ -68,7 +68,7 @@ async function route(o: HttpOptions, req: IncomingMessage, res: ServerResponse):
   sendJson(res, 404, { error: 'not found', routes: ['/healthz', '/readyz', '/metrics'] });
 }
 
-/** Listens on `port` (0: any free port; the bound one is returned). */
+/** Listens on `port` (0 picks a free port; the bound one is returned). */
 export async function startHttpServer(o: HttpOptions): Promise<RunningHttp> {
   const server = createServer((req, res) => {
     route(o, req, res).catch((err: unknown) => {

@@ -12,6 +12,7 @@ import {
   type TruncationOrder,
   UnresolvableTruncationError,
 } from '../../src/planning/truncation.js';
+import { createRng } from '../../src/emulator/rng.js';
 
 const MAX = 200;
 const DAY = 86_400_000;
@@ -34,19 +35,9 @@ function answerFor(all: SeenEvent[], q: MsInterval, order: TruncationOrder, rng:
   return { events: kept, truncated: true };
 }
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function runWindow(all: SeenEvent[], window: MsInterval, order: TruncationOrder, known: OrderVerdict, seed = 1) {
-  const rng = mulberry32(seed);
+  const rng = createRng(seed);
   let frontier = initialFrontier(window);
   let verdict = known;
   const got = new Set<string>();
@@ -65,7 +56,7 @@ function runWindow(all: SeenEvent[], window: MsInterval, order: TruncationOrder,
 }
 
 function uniformEvents(n: number, window: MsInterval, seed: number): SeenEvent[] {
-  const rng = mulberry32(seed);
+  const rng = createRng(seed);
   return Array.from({ length: n }, (_, i) => ({
     id: `e${i}`,
     timeMs: window.startMs + Math.floor(rng() * (window.endMs - window.startMs)),
