@@ -3,7 +3,7 @@ import { sql } from 'drizzle-orm';
 import { runMigrations } from '../db/migrate.js';
 import { bundledFixturePaths, startEmulator } from '../emulator/index.js';
 import { enqueueEarthquakeBackfill, enqueueIndicatorBackfill } from '../ingest/enqueue-backfill.js';
-import { EXIT, ServiceUnavailableError, UsageError } from './exit.js';
+import { EXIT, UsageError } from './exit.js';
 import { loadEnv } from './runtime.js';
 import { awaitBackfill, openSession } from './session.js';
 
@@ -92,5 +92,5 @@ demo()
   })
   .catch((e: unknown) => {
     process.stderr.write(`demo failed: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exitCode = e instanceof UsageError ? EXIT.usage : e instanceof ServiceUnavailableError ? EXIT.failed : EXIT.failed;
+    process.exitCode = e instanceof UsageError ? EXIT.usage : EXIT.failed;
   });

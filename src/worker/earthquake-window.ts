@@ -1,8 +1,7 @@
 import { z } from 'zod';
-import { recordFailedAttempt, type CallContext } from '../db/writes/audit.js';
+import type { CallContext } from '../db/writes/audit.js';
 import { recordEarthquakeAnswer } from '../db/writes/earthquake-answer.js';
 import { loadPartition } from '../db/writes/partitions.js';
-import { attemptError } from '../gateway/client.js';
 import { GatewayError } from '../gateway/errors.js';
 import { EARTHQUAKE_PROVIDER, LIMITS, type EarthquakeRequest } from '../gateway/schemas.js';
 import { toRfc3339 } from '../gateway/time.js';
@@ -18,6 +17,7 @@ import {
 } from '../planning/truncation.js';
 import type { EarthquakeWindowJob } from '../queue/payloads.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
+import { failedAttempt } from './failed-attempt.js';
 
 export const MAX_RESULTS = LIMITS.maxResultsCeiling;
 
@@ -80,12 +80,7 @@ export async function processEarthquakeWindow(job: EarthquakeWindowJob, ctx: Job
     const call: CallContext = { streamKey: job.streamKey, partitionKey: job.partitionKey, jobId: ctx.jobId, attempt: ctx.attempt, purpose: purposeOf(frontier)! };
     const attempt = await gateway.queryEarthquakes(earthquakeRequest(job, q), ctx.signal);
     outcome.calls++;
-    if (!attempt.ok) {
-      await recordFailedAttempt(db, attempt.record, call);
-      deps.observer?.onCall(attempt.record, 0);
-      log.warn({ ...logFields(job, q, ctx), outcome: attempt.record.outcome, errorKind: attempt.record.errorKind, httpStatus: attempt.record.httpStatus, durationMs: attempt.record.durationMs }, 'gateway call failed');
-      throw attemptError(attempt.record, attempt.cause);
-    }
+    if (!attempt.ok) throw await failedAttempt(deps, attempt.record, attempt.cause, call, logFields(job, q, ctx));
     const events = attempt.result.events ?? [];
     const truncated = events.length >= MAX_RESULTS;
     const seen = events.map((e) => ({ id: e.id, timeMs: Date.parse(e.time) }));

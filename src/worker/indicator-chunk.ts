@@ -1,10 +1,10 @@
-import { recordFailedAttempt, type CallContext } from '../db/writes/audit.js';
+import type { CallContext } from '../db/writes/audit.js';
 import { recordIndicatorAnswer } from '../db/writes/indicator-answer.js';
 import { loadPartition } from '../db/writes/partitions.js';
-import { attemptError } from '../gateway/client.js';
 import { INDICATOR_PROVIDER, type IndicatorRequest } from '../gateway/schemas.js';
 import type { IndicatorChunkJob } from '../queue/payloads.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
+import { failedAttempt } from './failed-attempt.js';
 
 /** Pure: the gateway request for one chunk. */
 export function indicatorRequest(job: IndicatorChunkJob): IndicatorRequest {
@@ -24,12 +24,7 @@ export async function processIndicatorChunk(job: IndicatorChunkJob, ctx: JobCont
   const call: CallContext = { streamKey: job.streamKey, partitionKey: job.partitionKey, jobId: ctx.jobId, attempt: ctx.attempt, purpose: 'fetch' };
   const fields = { operation: 'indicator', stream: job.streamKey, years: `${job.startYear}-${job.endYear}`, jobId: ctx.jobId, attempt: ctx.attempt };
   const attempt = await gateway.queryIndicator(indicatorRequest(job), ctx.signal);
-  if (!attempt.ok) {
-    await recordFailedAttempt(db, attempt.record, call);
-    deps.observer?.onCall(attempt.record, 0);
-    log.warn({ ...fields, outcome: attempt.record.outcome, errorKind: attempt.record.errorKind, httpStatus: attempt.record.httpStatus, durationMs: attempt.record.durationMs }, 'gateway call failed');
-    throw attemptError(attempt.record, attempt.cause);
-  }
+  if (!attempt.ok) throw await failedAttempt(deps, attempt.record, attempt.cause, call, fields);
   const written = await recordIndicatorAnswer(db, attempt.record, call, attempt.result, job);
   deps.observer?.onCall(attempt.record, written.rowsWritten);
   log.info(

@@ -54,6 +54,9 @@ describe.each(['newest', 'oldest', 'random'] as const)('earthquake backfill of a
     pipeline = startPipeline(db, emulator, KEY);
   });
 
+  const backfillMonth = (refresh: boolean) =>
+    enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, { filters: { minMagnitude: null, circle: null }, fromMs: FROM, toMs: TO, refresh });
+
   afterAll(async () => {
     await pipeline.close();
     await emulator.close();
@@ -61,12 +64,7 @@ describe.each(['newest', 'oldest', 'random'] as const)('earthquake backfill of a
   });
 
   it('stores exactly the catalog, every field, within the billed-call target', async () => {
-    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
-      filters: { minMagnitude: null, circle: null },
-      fromMs: FROM,
-      toMs: TO,
-      refresh: false,
-    });
+    const summary = await backfillMonth(false);
     expect(summary.planned).toBe(2);
     const progress = await pipeline.run([summary]);
     expect(progress).toEqual({ total: 2, done: 2, failed: 0 });
@@ -101,21 +99,11 @@ describe.each(['newest', 'oldest', 'random'] as const)('earthquake backfill of a
     const callsBefore = emulator.calls.length;
     const [last] = await db.db.select({ id: sql<number>`max(id)::int` }).from(gatewayExecutions);
     const lastIdBefore = last!.id;
-    const again = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
-      filters: { minMagnitude: null, circle: null },
-      fromMs: FROM,
-      toMs: TO,
-      refresh: false,
-    });
+    const again = await backfillMonth(false);
     expect(again.planned).toBe(0);
     expect(emulator.calls.length).toBe(callsBefore);
 
-    const refresh = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
-      filters: { minMagnitude: null, circle: null },
-      fromMs: FROM,
-      toMs: TO,
-      refresh: true,
-    });
+    const refresh = await backfillMonth(true);
     expect(refresh.added).toBe(2);
     await pipeline.run([refresh]);
     expect(emulator.calls.length).toBeGreaterThan(callsBefore);

@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { AttemptRecord } from '../../gateway/attempt.js';
-import type { Tx } from '../connection.js';
+import type { Db, Tx } from '../connection.js';
 import { gatewayExecutions, ingestPartitions } from '../schema.js';
 
 /** Where an attempt came from: which job, which attempt of it, and what the call was for. */
@@ -83,9 +83,30 @@ export async function bumpPartition(
 }
 
 /** A failed attempt: its audit row and the partition's error, together. */
-export async function recordFailedAttempt(db: { transaction: Tx['transaction'] }, r: AttemptRecord, ctx: CallContext, truncated: boolean | null = null): Promise<void> {
+export async function recordFailedAttempt(db: Db, r: AttemptRecord, ctx: CallContext, truncated: boolean | null = null): Promise<void> {
   await db.transaction(async (tx) => {
     await insertAudit(tx, r, ctx, truncated);
     await bumpPartition(tx, ctx, r, null);
+  });
+}
+
+/**
+ * One answer in one transaction: its audit row, the rows `writeRows` upserts (told the audit row's
+ * id, which they reference), the count written back to the audit row, and the partition's progress.
+ */
+export async function recordAnswer(
+  db: Db,
+  r: AttemptRecord,
+  ctx: CallContext,
+  truncated: boolean | null,
+  writeRows: (tx: Tx, executionRowId: number) => Promise<number>,
+  progress: Omit<PartitionProgress, 'rowsWritten'>,
+): Promise<{ executionRowId: number; rowsWritten: number }> {
+  return db.transaction(async (tx) => {
+    const executionRowId = await insertAudit(tx, r, ctx, truncated);
+    const rowsWritten = await writeRows(tx, executionRowId);
+    await setRowsWritten(tx, executionRowId, rowsWritten);
+    await bumpPartition(tx, ctx, r, { ...progress, rowsWritten });
+    return { executionRowId, rowsWritten };
   });
 }

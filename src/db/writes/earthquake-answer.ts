@@ -3,7 +3,7 @@ import type { AttemptRecord } from '../../gateway/attempt.js';
 import type { EarthquakeEvent } from '../../gateway/schemas.js';
 import type { Db, Tx } from '../connection.js';
 import { earthquakeEvents } from '../schema.js';
-import { bumpPartition, insertAudit, setRowsWritten, type CallContext, type PartitionProgress } from './audit.js';
+import { recordAnswer, type CallContext, type PartitionProgress } from './audit.js';
 
 /** Row mapping, pure. Duplicate ids in one answer collapse (one INSERT may not touch a row twice). */
 export function eventRows(events: EarthquakeEvent[], seenAt: Date, executionRowId: number) {
@@ -67,11 +67,5 @@ export async function recordEarthquakeAnswer(
   truncated: boolean,
   progress: Omit<PartitionProgress, 'rowsWritten'>,
 ): Promise<{ executionRowId: number; rowsWritten: number }> {
-  return db.transaction(async (tx) => {
-    const executionRowId = await insertAudit(tx, record, ctx, truncated);
-    const rowsWritten = await upsertEvents(tx, eventRows(events, record.finishedAt, executionRowId));
-    await setRowsWritten(tx, executionRowId, rowsWritten);
-    await bumpPartition(tx, ctx, record, { ...progress, rowsWritten });
-    return { executionRowId, rowsWritten };
-  });
+  return recordAnswer(db, record, ctx, truncated, (tx, id) => upsertEvents(tx, eventRows(events, record.finishedAt, id)), progress);
 }

@@ -3,7 +3,7 @@ import type { AttemptRecord } from '../../gateway/attempt.js';
 import type { IndicatorResult } from '../../gateway/schemas.js';
 import type { Db, Tx } from '../connection.js';
 import { countries, countryCodeAliases, indicators, indicatorSeries, indicatorValues } from '../schema.js';
-import { bumpPartition, insertAudit, setRowsWritten, type CallContext } from './audit.js';
+import { recordAnswer, type CallContext } from './audit.js';
 
 /** Row mapping, pure: years of the chunk only, one row per year, null values kept. */
 export function valueRows(result: IndicatorResult, years: { startYear: number; endYear: number }, seenAt: Date, executionRowId: number) {
@@ -89,12 +89,9 @@ export async function recordIndicatorAnswer(
   result: IndicatorResult,
   request: { country: string; startYear: number; endYear: number },
 ): Promise<{ executionRowId: number; rowsWritten: number }> {
-  return db.transaction(async (tx) => {
-    const executionRowId = await insertAudit(tx, record, ctx, null);
-    await upsertSeriesMetadata(tx, result, request.country, record.finishedAt, executionRowId);
-    const rowsWritten = await upsertValues(tx, valueRows(result, request, record.finishedAt, executionRowId));
-    await setRowsWritten(tx, executionRowId, rowsWritten);
-    await bumpPartition(tx, ctx, record, { frontier: null, done: true, rowsWritten });
-    return { executionRowId, rowsWritten };
-  });
+  const writeRows = async (tx: Tx, id: number) => {
+    await upsertSeriesMetadata(tx, result, request.country, record.finishedAt, id);
+    return upsertValues(tx, valueRows(result, request, record.finishedAt, id));
+  };
+  return recordAnswer(db, record, ctx, null, writeRows, { frontier: null, done: true });
 }
