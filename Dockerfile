@@ -23,8 +23,12 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 
 # ---- runtime: no compiler, no dev dependencies, not root --------------------------------------
 FROM ${NODE_IMAGE}
+# A worker keeps 35 to 40 MB live; without limits V8 lets garbage grow the heap past 200 MB before
+# collecting it on a large host. These keep a worker under 150 MB (BENCHMARKS.md) at about 5% more CPU.
+# Override with `-e NODE_OPTIONS=...`; never below 96 MB of old space (it thrashes).
 ENV NODE_ENV=production \
-    HTTP_PORT=9464
+    HTTP_PORT=9464 \
+    NODE_OPTIONS="--max-semi-space-size=4 --max-old-space-size=128"
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
@@ -32,7 +36,7 @@ COPY package.json ./
 COPY bin ./bin
 COPY migrations ./migrations
 # The emulator command serves these bundled catalogs (demos, smoke tests).
-COPY test/fixtures ./test/fixtures
+COPY data ./data
 COPY jobs.yaml ./jobs.yaml
 USER node
 EXPOSE 9464

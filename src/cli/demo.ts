@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { runMigrations } from '../db/migrate.js';
-import { bundledFixturePaths, startEmulator } from '../emulator/index.js';
+import { bundledDataPaths, startEmulator } from '../emulator/index.js';
 import { enqueueEarthquakeBackfill, enqueueIndicatorBackfill } from '../ingest/enqueue-backfill.js';
-import { EXIT, UsageError } from './exit.js';
+import { demoBanner, demoDatabaseUrl, demoEnv } from './demo-env.js';
+import { exitFor } from './exit.js';
 import { loadEnv } from './runtime.js';
 import { awaitBackfill, openSession } from './session.js';
 
@@ -11,23 +12,17 @@ const out = (line = '') => process.stdout.write(`${line}\n`);
 
 /** The whole pipeline on the bundled real data, against a local emulator of the gateway. */
 async function demo(): Promise<number> {
+  out(demoBanner(demoDatabaseUrl(process.env.DATABASE_URL)));
   const startedAt = new Date();
   const key = randomBytes(16).toString('hex');
-  const emulator = await startEmulator({ key, ...bundledFixturePaths(), order: 'newest', retryAfterSeconds: 1 });
+  const emulator = await startEmulator({ key, ...bundledDataPaths(), order: 'newest', retryAfterSeconds: 1 });
   // A few faults show retries and the audit of failed calls; every one is recovered from.
   emulator.injectFaults('server_error', 1);
   emulator.injectFaults('rate_limited', 1);
-  const env = loadEnv({
-    ...process.env,
-    GATEWAY_BASE_URL: emulator.url,
-    MARKET_KEY: key,
-    QUEUE_PREFIX: process.env.QUEUE_PREFIX ?? 'gateway-ingest-demo',
-    RETRY_BASE_DELAY_MS: process.env.RETRY_BASE_DELAY_MS ?? '200',
-    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
-  });
+  const env = loadEnv(demoEnv(process.env, { url: emulator.url, key }));
   out(`gateway emulator on ${emulator.url}, serving the bundled USGS and World Bank files`);
-  await runMigrations(env.databaseUrl);
-  out('database migrated');
+  const { created } = await runMigrations(env.databaseUrl);
+  out(created ? 'database created and migrated' : 'database migrated');
   const session = await openSession(env, { needGateway: true });
   try {
     const noFilters = { minMagnitude: null, circle: null };
@@ -74,10 +69,13 @@ async function printSummary(db: Db, since: Date): Promise<void> {
   for (const e of await rows<{ time: Date; magnitude: number; place: string }>(db, sql`select time, magnitude, place from earthquake_events order by magnitude desc nulls last limit 5`)) {
     out(`  ${new Date(e.time).toISOString()}  M${e.magnitude}  ${e.place}`);
   }
-  out('\nPopulation, United States and World, every ten years (indicator_values):');
+  out('\nPopulation, United States and World, every ten years up to the data\'s last year (indicator_values):');
+  // Years after the files' last column come back null (the bundled World Bank files end in 2015).
   const series = await rows<{ year: number; us: number | null; world: number | null }>(db, sql`
     select year, max(value) filter (where country_id = 'US') as us, max(value) filter (where country_id = '1W') as world
-    from indicator_values where indicator_id = 'SP.POP.TOTL' and year % 10 = 0 group by year order by year`);
+    from indicator_values where indicator_id = 'SP.POP.TOTL' and year % 10 = 0
+      and year <= (select max(year) from indicator_values where indicator_id = 'SP.POP.TOTL' and value is not null)
+    group by year order by year`);
   out('  year  United States        World   US share');
   for (const s of series) {
     const share = s.us !== null && s.world ? `${((100 * s.us) / s.world).toFixed(2)}%` : '';
@@ -91,6 +89,7 @@ demo()
     process.exitCode = code;
   })
   .catch((e: unknown) => {
-    process.stderr.write(`demo failed: ${e instanceof Error ? e.message : String(e)}\n`);
-    process.exitCode = e instanceof UsageError ? EXIT.usage : EXIT.failed;
+    const { code, message } = exitFor(e);
+    process.stderr.write(`demo failed: ${message ?? String(e)}\n`);
+    process.exitCode = code;
   });

@@ -1,4 +1,4 @@
-// Runs the CLI from source (node --import tsx src/cli/dev-entry.ts ...): tests spawn it without a build.
+// Runs the CLI from source without a build: node --import tsx src/cli/dev-entry.ts ...
 import { main } from './main.js';
 
 process.exitCode = await main(process.argv);

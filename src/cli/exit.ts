@@ -1,12 +1,20 @@
+import { CommanderError } from 'commander';
+import { EmulatorDataError, ServiceUnavailableError, UsageError } from '../errors.js';
+
 /** Exit codes of every command: 0 success, 1 some work failed, 2 bad usage or invalid input. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
-/** Bad flags, bad config or bad input: exit 2, and nothing was changed. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
+const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.version', 'commander.help']);
 
-/** A service (Postgres, Redis, the gateway) could not be reached: exit 1 with how to fix it. */
-export class ServiceUnavailableError extends Error {
-  override readonly name = 'ServiceUnavailableError';
+/**
+ * The one place errors become exit codes. Bad input (flags, config, data files) is 2 and changed
+ * nothing; an unreachable service is 1 with its own hint; anything else is 1 with its stack.
+ */
+export function exitFor(e: unknown): { code: ExitCode; message: string | null } {
+  // Help asked for (--help, `help`) is 0; help shown because no command was given is bad usage.
+  if (e instanceof CommanderError) return { code: HELP_CODES.has(e.code) && e.exitCode === 0 ? EXIT.ok : EXIT.usage, message: null };
+  if (e instanceof UsageError || e instanceof EmulatorDataError) return { code: EXIT.usage, message: e.message };
+  if (e instanceof ServiceUnavailableError) return { code: EXIT.failed, message: e.message };
+  return { code: EXIT.failed, message: e instanceof Error ? (e.stack ?? e.message) : String(e) };
 }

@@ -1,25 +1,46 @@
-import { isRfc3339 } from '../gateway/time.js';
-import { UsageError } from './exit.js';
+/**
+ * Flag values into domain values. The rules are the domain's zod schemas; only the wording is
+ * the CLI's own, so that every message names the flag and repeats the value given.
+ */
+import type { Command } from 'commander';
+import type { z } from 'zod';
+import { parseDateOnly, parseRfc3339 } from '../domain/time.js';
+import { UsageError } from '../errors.js';
 
 /** RFC 3339 timestamp, or a YYYY-MM-DD date meaning UTC midnight. */
 export function parseInstantFlag(flag: string, value: string): number {
-  const date = /^\d{4}-\d{2}-\d{2}$/.test(value) ? `${value}T00:00:00Z` : value;
-  const ms = isRfc3339(date) ? Date.parse(date) : NaN;
-  if (Number.isNaN(ms) || (date !== value && new Date(ms).toISOString().slice(0, 10) !== value)) {
-    throw new UsageError(`${flag}: "${value}" is not an RFC 3339 timestamp or a YYYY-MM-DD date`);
-  }
+  const ms = parseDateOnly(value) ?? parseRfc3339(value);
+  if (ms === null) throw new UsageError(`${flag}: "${value}" is not an RFC 3339 timestamp or a YYYY-MM-DD date`);
   return ms;
 }
 
-export function parseNumberFlag(flag: string, value: string | undefined, range: { min: number; max: number; minExclusive?: boolean }): number | null {
+function firstIssue(error: z.ZodError): string {
+  return error.issues[0]?.message ?? 'is invalid';
+}
+
+/** A number checked by a domain schema; the schema's range is quoted back in the message. */
+export function parseNumberFlag(flag: string, value: string | undefined, schema: z.ZodType<number>): number | null {
   if (value === undefined) return null;
-  const n = Number(value);
-  const low = range.minExclusive ? n > range.min : n >= range.min;
-  if (value.trim() === '' || !Number.isFinite(n) || !low || n > range.max) {
-    const lower = range.minExclusive ? `above ${range.min}` : `from ${range.min}`;
-    throw new UsageError(`${flag}: "${value}" must be a number ${lower} to ${range.max}`);
-  }
-  return n;
+  const n = value.trim() === '' ? Number.NaN : Number(value);
+  if (!Number.isFinite(n)) throw new UsageError(`${flag}: "${value}" is not a number`);
+  const parsed = schema.safeParse(n);
+  if (!parsed.success) throw new UsageError(`${flag}: "${value}" ${describeNumberRule(parsed.error)}`);
+  return parsed.data;
+}
+
+/** zod says "Too big: expected number to be <=10"; the CLI says "must be at most 10". */
+function describeNumberRule(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (issue?.code === 'too_big') return `must be ${issue.inclusive ? 'at most' : 'below'} ${String(issue.maximum)}`;
+  if (issue?.code === 'too_small') return `must be ${issue.inclusive ? 'at least' : 'above'} ${String(issue.minimum)}`;
+  return firstIssue(error);
+}
+
+/** A code checked by a domain schema (indicator, country). */
+export function parseCodeFlag(flag: string, value: string, schema: z.ZodType<string>): string {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new UsageError(`${flag}: "${value}" ${firstIssue(parsed.error)}`);
+  return parsed.data;
 }
 
 export function parseYearFlag(flag: string, value: string | undefined): number | undefined {
@@ -31,4 +52,24 @@ export function parseYearFlag(flag: string, value: string | undefined): number |
 /** Comma-separated and repeatable: `--country US,CHN --country WLD`. */
 export function collectList(value: string, previous: string[] = []): string[] {
   return [...previous, ...value.split(',').map((v) => v.trim()).filter((v) => v.length > 0)];
+}
+
+/** The range flags of `backfill earthquakes`, which `plan earthquakes` takes too. */
+export function earthquakeRangeOptions(c: Command): Command {
+  return c
+    .requiredOption('--from <time>', 'start: RFC 3339 timestamp or YYYY-MM-DD (UTC midnight)')
+    .option('--to <time>', 'end: RFC 3339 timestamp or YYYY-MM-DD (default: now)')
+    .option('--min-magnitude <m>', 'minimum magnitude, -1 to 10')
+    .option('--latitude <deg>', 'circle center latitude, -90 to 90')
+    .option('--longitude <deg>', 'circle center longitude, -180 to 180')
+    .option('--radius-km <km>', 'circle radius, above 0 and at most 20001.6');
+}
+
+/** The same for indicator series. */
+export function indicatorRangeOptions(c: Command): Command {
+  return c
+    .requiredOption('--indicator <codes>', 'indicator codes, comma-separated or repeated', collectList)
+    .requiredOption('--country <codes>', 'country or aggregate codes (US, USA, CHN, WLD, ...), comma-separated or repeated', collectList)
+    .option('--from-year <year>', 'first year, 1960 or later (default: nine years before --to-year)')
+    .option('--to-year <year>', 'last year, not after the current year (default: the current year)');
 }

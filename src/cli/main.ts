@@ -1,22 +1,34 @@
-import { Command, CommanderError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { z } from 'zod';
+import { packageRoot } from '../paths.js';
 import { backfillCommand } from './commands/backfill.js';
 import { checkConfigCommand } from './commands/check-config.js';
 import { emulatorCommand } from './commands/emulator.js';
 import { migrateCommand } from './commands/migrate.js';
+import { planCommand } from './commands/plan.js';
 import { startCommand } from './commands/start.js';
 import { statusCommand } from './commands/status.js';
 import { workerCommand } from './commands/worker.js';
-import { EXIT, ServiceUnavailableError, UsageError } from './exit.js';
+import { EXIT, exitFor } from './exit.js';
+
+/** Read at run time, so the installed package and the source tree report what they are. */
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as unknown;
+  return z.object({ version: z.string() }).parse(manifest).version;
+}
 
 export function buildProgram(): Command {
   const program = new Command('gateway-ingest')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .description('Lossless ingestion of the market gateway\'s earthquake and economic indicator data into PostgreSQL')
     .showHelpAfterError()
     // Options after a subcommand belong to it: `backfill --inline` and `backfill indicators --inline`
     // declare the same flags, and without this the parent would take them from the subcommand.
     .enablePositionalOptions()
     .exitOverride();
-  for (const command of [migrateCommand(), backfillCommand(), workerCommand(), startCommand(), statusCommand(), checkConfigCommand(), emulatorCommand()]) {
+  for (const command of [migrateCommand(), backfillCommand(), planCommand(), workerCommand(), startCommand(), statusCommand(), checkConfigCommand(), emulatorCommand()]) {
     program.addCommand(command);
   }
   return program;
@@ -35,19 +47,8 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv);
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok;
   } catch (e) {
-    if (e instanceof CommanderError) {
-      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return EXIT.ok;
-      return EXIT.usage;
-    }
-    if (e instanceof UsageError) {
-      process.stderr.write(`error: ${e.message}\n`);
-      return EXIT.usage;
-    }
-    if (e instanceof ServiceUnavailableError) {
-      process.stderr.write(`error: ${e.message}\n`);
-      return EXIT.failed;
-    }
-    process.stderr.write(`error: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
-    return EXIT.failed;
+    const { code, message } = exitFor(e);
+    if (message !== null) process.stderr.write(`error: ${message}\n`);
+    return code;
   }
 }

@@ -1,21 +1,29 @@
+import { Option } from 'commander';
 import type { Redis } from 'ioredis';
-import { ConfigError, parseEnv, type ResolvedEnv } from '../config/env.js';
+import { insecureGatewayProblem, parseEnv, type ResolvedEnv } from '../config/env.js';
 import { assertDbReachable, openDb, type DbHandle } from '../db/connection.js';
 import { UndiciGateway, type Gateway } from '../gateway/client.js';
 import { createLog, type Log } from '../log.js';
 import { openQueue, type QueueSettings } from '../queue/queues.js';
 import { assertRedisReachable, openRedis } from '../queue/redis.js';
-import type { Operation } from '../gateway/schemas.js';
-import { UsageError } from './exit.js';
+import { type Operation } from '../domain/spec.js';
+import { UsageError } from '../errors.js';
+
+/** What a command's flags override in the environment. */
+export interface EnvFlags {
+  /** `--allow-insecure-http`: the same as GATEWAY_ALLOW_INSECURE_HTTP=1 for this run. */
+  allowInsecureHttp?: boolean;
+}
+
+/** The flag of every command that calls the gateway. */
+export function allowInsecureHttpOption(): Option {
+  return new Option('--allow-insecure-http', 'allow plain http:// to a gateway that is not on this machine (MARKET_KEY travels in clear; also GATEWAY_ALLOW_INSECURE_HTTP=1)');
+}
 
 /** The only place that reads process.env: parsed once, into a resolved type. */
-export function loadEnv(env: NodeJS.ProcessEnv = process.env): ResolvedEnv {
-  try {
-    return parseEnv(env);
-  } catch (e) {
-    if (e instanceof ConfigError) throw new UsageError(e.message);
-    throw e;
-  }
+export function loadEnv(env: NodeJS.ProcessEnv = process.env, flags: EnvFlags = {}): ResolvedEnv {
+  // The flag sets the variable before parsing, so the resolved env is the one source of truth.
+  return parseEnv(flags.allowInsecureHttp ? { ...env, GATEWAY_ALLOW_INSECURE_HTTP: '1' } : env);
 }
 
 export function cliLog(env: ResolvedEnv): Log {
@@ -41,7 +49,7 @@ export async function connectRedis(env: ResolvedEnv, role: 'worker' | 'producer'
 }
 
 export function queueSettings(env: ResolvedEnv, connection: Redis): QueueSettings {
-  return { connection, prefix: env.queuePrefix, attempts: env.jobAttempts, retryBaseDelayMs: env.retryBaseDelayMs };
+  return { connection, prefix: env.queuePrefix };
 }
 
 export function openQueues(env: ResolvedEnv, connection: Redis) {
@@ -54,5 +62,7 @@ export function gatewayFromEnv(env: ResolvedEnv): Gateway {
   const { baseUrl, key, authHeader, timeoutMs } = env.gateway;
   const missing = [!baseUrl && 'GATEWAY_BASE_URL', !key && 'MARKET_KEY'].filter(Boolean);
   if (missing.length > 0) throw new UsageError(`${missing.join(' and ')} must be set to call the gateway`);
+  const insecure = insecureGatewayProblem(baseUrl!, env.gateway.allowInsecureHttp);
+  if (insecure !== null) throw new UsageError(insecure);
   return new UndiciGateway({ baseUrl: baseUrl!, key: key!, authHeader, timeoutMs });
 }

@@ -2,13 +2,18 @@ import type { ResolvedEnv } from '../config/env.js';
 import type { DbHandle } from '../db/connection.js';
 import type { Gateway } from '../gateway/client.js';
 import { waitForPartitions, type PartitionRef } from '../ingest/wait.js';
-import type { Log } from '../log.js';
+import { silentLog, type Log } from '../log.js';
+import { startReconciler } from '../ingest/reconcile.js';
+import { backfillHalt } from '../ingest/backfills.js';
+import type { Halt } from '../domain/backfill.js';
+import { toRfc3339 } from '../domain/time.js';
+import { operationOfStreamKey } from '../domain/streams.js';
 import type { CallObserver } from '../worker/deps.js';
-import { TruncationMemory } from '../worker/truncation-memory.js';
 import { startWorkers, type RunningWorkers } from '../worker/run-workers.js';
 import { EXIT } from './exit.js';
-import { progressReporter } from './progress.js';
+import { inlineWorkerLogFile, progressReporter } from './progress.js';
 import { cliLog, connectDb, connectRedis, gatewayFromEnv, openQueues } from './runtime.js';
+import { closeQueue } from '../queue/queues.js';
 import type { Redis } from 'ioredis';
 
 export interface Session {
@@ -41,7 +46,7 @@ export async function openSession(env: ResolvedEnv, options: { needGateway: bool
     queues,
     gateway,
     async close() {
-      await Promise.all(Object.values(queues).map((q) => q.close()));
+      await Promise.all(Object.values(queues).map(closeQueue));
       await gateway?.close();
       redis.disconnect();
       await db.close();
@@ -49,30 +54,111 @@ export async function openSession(env: ResolvedEnv, options: { needGateway: bool
   };
 }
 
-/** `observer` sees every gateway call (the service feeds Prometheus with it). */
+/** How often workers and `--wait` look for partitions whose job Redis lost. */
+export const RECONCILE_INTERVAL_MS = 30_000;
+/** How soon `--wait` says that no worker takes its jobs. */
+const WORKER_CHECK_MS = 5_000;
+
+/** Workers, and the reconciler that gives them back any work Redis lost. `observer` sees every gateway call. */
 export function startSessionWorkers(s: Session, observer?: CallObserver): RunningWorkers {
-  return startWorkers(
-    { connection: s.redis, prefix: s.env.queuePrefix, concurrency: s.env.workerConcurrency, retryBaseDelayMs: s.env.retryBaseDelayMs },
-    { gateway: s.gateway!, db: s.db.db, log: s.log, truncation: new TruncationMemory(s.env.truncationVerdictTtlMs), observer },
+  const running = startWorkers(
+    {
+      connection: s.redis,
+      prefix: s.env.queuePrefix,
+      concurrency: s.env.workerConcurrency,
+      windowLanes: s.env.windowLanes,
+      failuresAllowed: s.env.jobAttempts,
+      retryBaseDelayMs: s.env.retryBaseDelayMs,
+    },
+    { gateway: s.gateway!, db: s.db.db, log: s.log, knowledgeTtlMs: s.env.gatewayKnowledgeTtlMs, observer, budget: { billedCallsPerDay: s.env.billedCallsPerDay } },
   );
+  const reconciler = startReconciler(s.db.db, s.queues, s.log, RECONCILE_INTERVAL_MS);
+  return {
+    workers: running.workers,
+    async close(deadlineMs) {
+      await reconciler.stop();
+      return running.close(deadlineMs);
+    },
+  };
 }
 
-/** `--wait` / `--inline`: waits for the partitions with progress; 0 only if every one is done. */
-export async function awaitBackfill(s: Session, refs: PartitionRef[], inline: boolean): Promise<number> {
-  const workers = inline ? startSessionWorkers(s) : null;
+/** Says when no worker takes the jobs of these streams, and when one is back. */
+function workerWatch(s: Session, refs: PartitionRef[], note: (line: string) => void): () => Promise<void> {
+  const ops = [...new Set(refs.map((r) => operationOfStreamKey(r.streamKey)).filter((op) => op !== null))];
+  let absent = false;
+  let checkedAt = Date.now() - WORKER_CHECK_MS / 2;
+  return async () => {
+    if (Date.now() - checkedAt < WORKER_CHECK_MS) return;
+    checkedAt = Date.now();
+    const counts = await Promise.all(ops.map((op) => s.queues[op].getWorkersCount()));
+    const none = counts.some((n) => n === 0);
+    if (none && !absent) note(`no worker is taking jobs on queue prefix "${s.env.queuePrefix}": start one (gateway-ingest worker) or re-run with --inline; still waiting`);
+    if (!none && absent) note('a worker is taking jobs again');
+    absent = none;
+  };
+}
+
+/** What `--wait` says when the work is held rather than finished, and how to go on. Pure. */
+export function haltMessage(halt: Halt, backfillId: string | null): string {
+  const id = backfillId ?? '<id>';
+  if (halt.kind === 'cancelled') return `cancelled: what was written stays; running the same backfill again fetches only what is missing`;
+  if (halt.kind === 'paused') return `paused by user: \`gateway-ingest backfill resume ${id}\` continues it`;
+  if (halt.scope === 'backfill') {
+    return `paused by budget: ${halt.used} of ${halt.cap} billed calls; raise with \`gateway-ingest backfill budget ${id} N\` (or \`backfill resume ${id} --max-billed-calls N\`)`;
+  }
+  return `paused by budget: ${halt.used} of ${halt.cap} billed calls of BILLED_CALLS_PER_DAY used today; resumes by itself at ${toRfc3339(halt.untilMs)}, or sooner when BILLED_CALLS_PER_DAY is raised`;
+}
+
+/**
+ * `--wait` / `--inline`: waits for the partitions with progress until they are finished, or until
+ * the backfill is held (paused, cancelled, at a budget) and says which; 0 only if every one is done.
+ */
+export async function awaitBackfill(s: Session, refs: PartitionRef[], inline: boolean, options: { backfillId?: string | null } = {}): Promise<number> {
+  const backfillId = options.backfillId ?? null;
+  const logFile = inline ? inlineWorkerLogFile(process.stderr, s.env) : null;
+  const workers = inline ? startSessionWorkers(logFile ? { ...s, log: logFile.log } : s) : null;
   const reporter = progressReporter(process.stderr, 'backfill');
+  if (logFile) reporter.note(`worker logs: ${logFile.path}`);
+  // Outside --inline the waiting process reconciles too, so that it ends whoever lost the work.
+  const reconciler = inline ? null : startReconciler(s.db.db, s.queues, silentLog(), RECONCILE_INTERVAL_MS);
+  const watchWorkers = inline ? null : workerWatch(s, refs, (l) => reporter.note(l));
+  let reportedRequeue = 0;
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  let outage = false;
   try {
-    const p = await waitForPartitions(s.db.db, refs, (p) => reporter.update(p), { signal: stop.signal });
+    const p = await waitForPartitions(s.db.db, refs, (p) => {
+      if (outage) reporter.note('PostgreSQL answers again');
+      outage = false;
+      reporter.update(p);
+    }, {
+      signal: stop.signal,
+      onOutage: (e) => {
+        if (!outage) reporter.note(`PostgreSQL does not answer (${e.message}); still waiting`);
+        outage = true;
+      },
+      halt: backfillId === null ? undefined : () => backfillHalt(s.db.db, s.queues, backfillId, s.env.billedCallsPerDay),
+      onTick: async () => {
+        await watchWorkers?.();
+        const r = await reconciler?.runOnce();
+        if (r && r.requeued.length > reportedRequeue) reporter.note(`${r.requeued.length} partitions had no job that would run them (Redis lost it?): queued again, e.g. ${r.requeued[0]}`);
+        if (r) reportedRequeue = r.requeued.length;
+      },
+    });
     reporter.stop();
-    process.stdout.write(`finished: ${p.done} done, ${p.failed} failed, ${p.total - p.done - p.failed} unfinished of ${p.total} partitions\n`);
+    const unfinished = p.total - p.done - p.partial - p.failed;
+    const partial = p.partial > 0 ? `${p.partial} partial, ` : '';
+    process.stdout.write(`${p.halt ? 'stopped' : 'finished'}: ${p.done} done, ${partial}${p.failed} failed, ${unfinished} unfinished of ${p.total} partitions\n`);
+    if (p.halt) process.stdout.write(`${haltMessage(p.halt, backfillId)}\n`);
+    if (p.partial > 0) process.stdout.write('partial windows hold intervals no query could resolve: `gateway-ingest status` lists them; a re-run retries only those\n');
     return p.done === p.total ? EXIT.ok : EXIT.failed;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    await reconciler?.stop();
     await workers?.close(s.env.shutdownDeadlineMs);
+    logFile?.close();
   }
 }

@@ -5,11 +5,10 @@
 import type { ResolvedJobsFile } from '../config/jobs-file.js';
 import type { StreamFreshness } from '../db/queries/freshness.js';
 import type { StreamStatus } from '../db/queries/status.js';
-import { earthquakeStream, indicatorStream } from '../domain/streams.js';
-import { toRfc3339 } from '../gateway/time.js';
-import { resolveYearRange } from '../planning/chunks.js';
-import { coverageOf, type Interval } from '../planning/intervals.js';
-import { formatSchedule } from './commands/check-config.js';
+import { declaredStreams, type Declared } from '../service/declared-streams.js';
+import { toRfc3339 } from '../domain/time.js';
+import { timeCoverage, type Interval } from '../domain/interval.js';
+import { coverageOf, type Range } from '../domain/ranges.js';
 
 export type Coverage =
   | { unit: 'time'; from: string; to: string; coveredFraction: number; gaps: Array<{ from: string; to: string }> }
@@ -21,53 +20,28 @@ export interface StreamReport extends StreamStatus {
   enabled: boolean | null;
   freshness: { newestEventTime: Date | null } | { lastValueYear: number | null };
   coverage: Coverage | null;
+  /** Earthquake streams: stored events of the stream marked deleted, and revised in the last day. */
+  catalogChanges: { deletedEvents: number; revisedLastDay: number } | null;
+  /** When each part of the range was last proven complete, oldest part first. */
+  provenComplete: Array<{ from: string | number; to: string | number; provenAt: string }>;
 }
 
-interface Declared {
-  name: string;
-  schedule: string;
-  enabled: boolean;
-  /** Earthquake: backfill_from (ms). Indicator: the year range. */
-  range: { unit: 'time'; fromMs: number | null } | { unit: 'year'; from: number; to: number };
-}
-
-/** Stream key -> what jobs.yaml says about it; the first declaration wins a shared key. */
-export function declaredStreams(file: ResolvedJobsFile, currentYear: number): Map<string, Declared> {
-  const out = new Map<string, Declared>();
-  for (const s of file.earthquakes) {
-    const key = earthquakeStream({ minMagnitude: s.minMagnitude, circle: s.circle }).streamKey;
-    const range = { unit: 'time' as const, fromMs: s.backfillFrom?.getTime() ?? null };
-    if (!out.has(key)) out.set(key, { name: s.name, schedule: formatSchedule(s.schedule), enabled: s.enabled, range });
-  }
-  for (const s of file.indicators) {
-    const years = resolveYearRange({ fromYear: s.fromYear ?? undefined, toYear: s.toYear ?? undefined, currentYear });
-    const range = { unit: 'year' as const, from: years.fromYear, to: years.toYear };
-    for (const indicator of s.indicators) {
-      for (const country of s.countries) {
-        const key = indicatorStream({ indicator, country }).streamKey;
-        if (!out.has(key)) out.set(key, { name: s.name, schedule: formatSchedule(s.schedule), enabled: s.enabled, range });
-      }
-    }
-  }
-  return out;
-}
-
-function timeCoverage(fromMs: number | null, done: Interval[], nowMs: number): Coverage | null {
-  const start = fromMs ?? done[0]?.start ?? null;
+function windowCoverage(fromMs: number | null, done: Interval[], nowMs: number): Coverage | null {
+  const start = fromMs ?? done[0]?.startMs ?? null;
   if (start === null || start > nowMs) return null;
-  const c = coverageOf({ start, end: nowMs }, done, 0);
-  const gaps = c.gaps.map((g) => ({ from: toRfc3339(g.start), to: toRfc3339(g.end) }));
+  const c = timeCoverage({ startMs: start, endMs: nowMs }, done);
+  const gaps = c.gaps.map((g) => ({ from: toRfc3339(g.startMs), to: toRfc3339(g.endMs) }));
   return { unit: 'time', from: toRfc3339(start), to: toRfc3339(nowMs), coveredFraction: c.coveredFraction, gaps };
 }
 
-function yearCoverage(range: { from: number; to: number } | null, done: Interval[]): Coverage | null {
+function yearCoverage(range: { from: number; to: number } | null, done: Range[]): Coverage | null {
   const r = range ?? (done.length > 0 ? { from: done[0]!.start, to: done.at(-1)!.end } : null);
   if (r === null) return null;
   const c = coverageOf({ start: r.from, end: r.to }, done, 1);
   return { unit: 'year', from: r.from, to: r.to, coveredFraction: c.coveredFraction, gaps: c.gaps.map((g) => ({ from: g.start, to: g.end })) };
 }
 
-const NO_FRESHNESS: StreamFreshness = { newestEventTime: null, lastValueYear: null, doneWindows: [], doneYears: [] };
+const NO_FRESHNESS: StreamFreshness = { newestEventTime: null, lastValueYear: null, doneWindows: [], doneYears: [], proven: [], deletedEvents: 0, revisedLastDay: 0 };
 
 function emptyStatus(streamKey: string, operation: string, name: string): StreamStatus {
   return {
@@ -75,10 +49,11 @@ function emptyStatus(streamKey: string, operation: string, name: string): Stream
     operation,
     name,
     params: null,
-    partitions: { done: 0, pending: 0, running: 0, failed: 0 },
+    partitions: { done: 0, pending: 0, running: 0, partial: 0, failed: 0 },
     rowsWritten: 0,
     calls: 0,
     billedCalls: 0,
+    billedUnknown: 0,
     units: 0,
     billedCallsToday: 0,
     unitsToday: 0,
@@ -86,13 +61,14 @@ function emptyStatus(streamKey: string, operation: string, name: string): Stream
     lastError: null,
     lastErrorKind: null,
     failedPartitions: [],
+    partialPartitions: [],
   };
 }
 
 function reportOf(row: StreamStatus, f: StreamFreshness, d: Declared | undefined, nowMs: number): StreamReport {
   const earthquake = row.operation === 'earthquake';
   const coverage = earthquake
-    ? timeCoverage(d?.range.unit === 'time' ? d.range.fromMs : null, f.doneWindows, nowMs)
+    ? windowCoverage(d?.range.unit === 'time' ? d.range.fromMs : null, f.doneWindows, nowMs)
     : yearCoverage(d?.range.unit === 'year' ? d.range : null, f.doneYears);
   return {
     ...row,
@@ -101,6 +77,12 @@ function reportOf(row: StreamStatus, f: StreamFreshness, d: Declared | undefined
     enabled: d?.enabled ?? null,
     freshness: earthquake ? { newestEventTime: f.newestEventTime } : { lastValueYear: f.lastValueYear },
     coverage,
+    catalogChanges: earthquake ? { deletedEvents: f.deletedEvents, revisedLastDay: f.revisedLastDay } : null,
+    provenComplete: f.proven.map((p) => ({
+      from: earthquake ? toRfc3339(p.lo) : p.lo,
+      to: earthquake ? toRfc3339(p.hi) : p.hi,
+      provenAt: p.provenAt.toISOString(),
+    })),
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ConfigError } from '../errors.js';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres:postgres@127.0.0.1:5432/gateway_ingest';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -10,29 +11,66 @@ const intFromEnv = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().int().min(min).max(max));
 
-const urlWithScheme = (schemes: string[]) =>
-  z.url().refine((u) => schemes.includes(new URL(u).protocol), {
-    message: `must be a URL with scheme ${schemes.join(' or ')}`,
+/**
+ * A URL check that never throws: an unparseable value becomes one issue naming what is wrong. The
+ * value itself is not echoed, since a URL that fails to parse cannot have its password redacted.
+ */
+const urlWithScheme = (schemes: string[], example: string) =>
+  z.string().superRefine((value, ctx) => {
+    if (!URL.canParse(value)) {
+      ctx.addIssue({ code: 'custom', message: `is not a valid absolute URL (expected e.g. ${example})` });
+    } else if (!schemes.includes(new URL(value).protocol)) {
+      ctx.addIssue({ code: 'custom', message: `must be a URL with scheme ${schemes.join(' or ')} (e.g. ${example})` });
+    }
   });
 
+/**
+ * Characters an HTTP header value may hold (RFC 9110 5.5: visible ASCII, space, tab, obs-text);
+ * anything else would be refused by the HTTP client mid-run or, worse, split the header.
+ */
+function headerValueProblem(value: string): string | null {
+  const bad = [...value].find((ch) => !/^[\t\x20-\x7e\x80-\xff]$/.test(ch));
+  if (bad !== undefined) {
+    const code = `U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    return `contains a character not allowed in an HTTP header value (${code}: control characters, line breaks and characters outside Latin-1 are refused)`;
+  }
+  // The header value is trimmed on the wire, so the gateway would see a different key.
+  if (/^[\t ]|[\t ]$/.test(value)) return 'starts or ends with whitespace, which HTTP strips from header values';
+  return null;
+}
+
+/** Only the problem is reported, never the key or any part of it. */
+const marketKey = z.string().superRefine((value, ctx) => {
+  const problem = headerValueProblem(value);
+  if (problem !== null) ctx.addIssue({ code: 'custom', message: problem });
+});
+
+const flagFromEnv = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
+
 const envSchema = z.object({
-  DATABASE_URL: urlWithScheme(['postgres:', 'postgresql:']).default(DEFAULT_DATABASE_URL),
-  REDIS_URL: urlWithScheme(['redis:', 'rediss:']).default(DEFAULT_REDIS_URL),
-  GATEWAY_BASE_URL: urlWithScheme(['http:', 'https:']).optional(),
-  MARKET_KEY: z.string().min(1).optional(),
+  DATABASE_URL: urlWithScheme(['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/database').default(DEFAULT_DATABASE_URL),
+  REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://host:6379').default(DEFAULT_REDIS_URL),
+  GATEWAY_BASE_URL: urlWithScheme(['http:', 'https:'], 'https://gateway.example.com').optional(),
+  MARKET_KEY: marketKey.optional(),
   GATEWAY_AUTH_HEADER: z.enum(['authorization', 'x-api-key']).default('authorization'),
   GATEWAY_TIMEOUT_MS: intFromEnv(1, 600_000).default(30_000),
+  GATEWAY_ALLOW_INSECURE_HTTP: flagFromEnv.default(false),
   QUEUE_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 characters of letters, digits, _ . -')
     .default('gateway-ingest'),
   WORKER_CONCURRENCY: intFromEnv(1, 256).default(4),
+  WINDOW_LANES: intFromEnv(1, 32).default(4),
   HTTP_PORT: intFromEnv(0, 65_535).default(9464),
   JOB_ATTEMPTS: intFromEnv(1, 100).default(8),
   RETRY_BASE_DELAY_MS: intFromEnv(1, 3_600_000).default(2_000),
   SHUTDOWN_DEADLINE_MS: intFromEnv(0, 3_600_000).default(30_000),
-  TRUNCATION_VERDICT_TTL_MS: intFromEnv(0, 30 * 86_400_000).default(3_600_000),
+  GATEWAY_KNOWLEDGE_TTL_MS: intFromEnv(0, 30 * 86_400_000).default(3_600_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BILLED_CALLS_PER_DAY: intFromEnv(1, 2_147_483_647).optional(),
+  DASHBOARD_TOKEN: z.string().regex(/^[\x21-\x7e]{16,}$/, 'must be at least 16 visible ASCII characters, no spaces').optional(),
+  CONFIRM_BILLED_CALLS: intFromEnv(0, 1_000_000_000).default(1_000),
+  AUDIT_RETENTION_DAYS: intFromEnv(1, 36_500).default(400),
 });
 
 export interface ResolvedEnv {
@@ -44,20 +82,28 @@ export interface ResolvedEnv {
     key: string | null;
     authHeader: 'authorization' | 'x-api-key';
     timeoutMs: number;
+    /** Plain http:// to a host off this machine is allowed (the key would travel in clear). */
+    allowInsecureHttp: boolean;
   };
   queuePrefix: string;
   workerConcurrency: number;
+  /** Calls one earthquake window may have in flight at once, on call slots no other window waits for. */
+  windowLanes: number;
   httpPort: number;
   jobAttempts: number;
   retryBaseDelayMs: number;
   shutdownDeadlineMs: number;
-  /** How long a probe's finding on truncation order is trusted; 0 probes in every window. */
-  truncationVerdictTtlMs: number;
+  /** How long what was learned of the gateway's cap is trusted; 0: nothing is carried across windows. */
+  gatewayKnowledgeTtlMs: number;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
-}
-
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
+  /** Billed calls all workers together may make per UTC day; null: no cap (calls are still counted). */
+  billedCallsPerDay: number | null;
+  /** Bull Board's actions on the dashboard need it; null: the dashboard is read-only. Never logged. */
+  dashboardToken: string | null;
+  /** A backfill estimated above this many billed calls asks before enqueueing (--yes skips). */
+  confirmBilledCalls: number;
+  /** Audit rows older than this roll up into gateway_cost_rollup and are deleted. */
+  auditRetentionDays: number;
 }
 
 /** Empty strings count as unset, as they do in most shells' `VAR=` idiom. */
@@ -82,16 +128,40 @@ export function parseEnv(env: NodeJS.ProcessEnv): ResolvedEnv {
       key: e.MARKET_KEY ?? null,
       authHeader: e.GATEWAY_AUTH_HEADER,
       timeoutMs: e.GATEWAY_TIMEOUT_MS,
+      allowInsecureHttp: e.GATEWAY_ALLOW_INSECURE_HTTP,
     },
     queuePrefix: e.QUEUE_PREFIX,
     workerConcurrency: e.WORKER_CONCURRENCY,
+    windowLanes: e.WINDOW_LANES,
     httpPort: e.HTTP_PORT,
     jobAttempts: e.JOB_ATTEMPTS,
     retryBaseDelayMs: e.RETRY_BASE_DELAY_MS,
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
-    truncationVerdictTtlMs: e.TRUNCATION_VERDICT_TTL_MS,
+    gatewayKnowledgeTtlMs: e.GATEWAY_KNOWLEDGE_TTL_MS,
     logLevel: e.LOG_LEVEL,
+    billedCallsPerDay: e.BILLED_CALLS_PER_DAY ?? null,
+    dashboardToken: e.DASHBOARD_TOKEN ?? null,
+    confirmBilledCalls: e.CONFIRM_BILLED_CALLS,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
   };
+}
+
+/** 127.0.0.0/8, ::1 (also IPv4-mapped) and localhost: traffic that never leaves this machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  if (host === 'localhost' || host === '[::1]') return true;
+  // The URL parser has already normalised 127.1, 0x7f.0.0.1 and [::ffff:127.0.0.1] to these forms.
+  return /^127\.\d+\.\d+\.\d+$/.test(host) || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host);
+}
+
+/** Why the gateway may not be called at this URL, or null: plain http off this machine sends the key in clear. */
+export function insecureGatewayProblem(baseUrl: string, allowInsecureHttp: boolean): string | null {
+  const url = new URL(baseUrl);
+  if (url.protocol !== 'http:' || allowInsecureHttp || isLoopbackHost(url.hostname)) return null;
+  return (
+    `GATEWAY_BASE_URL is plain http:// to ${url.host}, which is not this machine: MARKET_KEY would travel in clear. ` +
+    'Use https://, or if the network is trusted pass --allow-insecure-http (or set GATEWAY_ALLOW_INSECURE_HTTP=1)'
+  );
 }
 
 /** A URL with any password replaced, for messages and logs. */

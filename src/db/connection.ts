@@ -1,8 +1,8 @@
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import { redactUrl } from '../config/env.js';
-import { ServiceUnavailableError } from '../cli/exit.js';
 import { schema } from './schema.js';
+import { ServiceUnavailableError } from '../errors.js';
 
 export type Db = NodePgDatabase<typeof schema>;
 /** The transaction handle drizzle passes to `db.transaction` callbacks. */
@@ -23,16 +23,20 @@ export function postgresHint(url: string): string {
   );
 }
 
-export function openDb(url: string, options: { max?: number } = {}): DbHandle {
+export function openDb(url: string, options: { max?: number; connectTimeoutMs?: number; statementTimeoutMs?: number } = {}): DbHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
+    ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
     // Idle sockets die with a Postgres restart; the pool replaces them on next use.
     idleTimeoutMillis: 30_000,
   });
   // An idle client losing its server emits here; without a listener that would crash the process.
   pool.on('error', () => undefined);
+  // A checked-out client that loses its server (a restart: 57P01) emits on itself, not on the pool;
+  // unheard, that would end the process. The query in progress fails and is retried by its caller.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return { db: drizzle(pool, { schema }), pool, close: () => pool.end() };
 }
 

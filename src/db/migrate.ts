@@ -1,8 +1,8 @@
 import { migrate } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
-import { ServiceUnavailableError } from '../cli/exit.js';
 import { migrationsFolder } from '../paths.js';
 import { CONNECT_TIMEOUT_MS, openDb, postgresHint } from './connection.js';
+import { ServiceUnavailableError } from '../errors.js';
 
 /** Serialises concurrent `migrate` runs (replicas starting together). */
 const MIGRATION_LOCK_ID = 7_204_118_001;

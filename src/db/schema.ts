@@ -3,6 +3,8 @@ import {
   bigint,
   bigserial,
   boolean,
+  check,
+  date,
   doublePrecision,
   index,
   integer,
@@ -11,12 +13,18 @@ import {
   primaryKey,
   text,
   timestamp,
-  check,
 } from 'drizzle-orm/pg-core';
+import { PARTITION_STATE, PARTITION_STATES } from '../domain/partition.js';
+import { OPERATION_NAMES } from '../domain/spec.js';
 
 const tz = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 
-/** Audit: one row per HTTP attempt, failures and transport errors included. */
+/**
+ * Audit: one row per HTTP attempt, failures and transport errors included. A row is written
+ * before its request is sent and completed with the answer: while `finished_at` is null the
+ * attempt is in flight, and one that never got its answer recorded (a crash, a kill) stays
+ * visible with `billed` null (unknown). Rows roll up into gateway_cost_rollup past retention.
+ */
 export const gatewayExecutions = pgTable(
   'gateway_executions',
   {
@@ -33,7 +41,8 @@ export const gatewayExecutions = pgTable(
     code: integer('code'),
     message: text('message'),
     outcome: text('outcome'),
-    billed: boolean('billed').notNull().default(false),
+    /** null: unknown (the answer was never recorded). */
+    billed: boolean('billed'),
     units: doublePrecision('units'),
     executionId: text('execution_id'),
     invocationId: text('invocation_id'),
@@ -42,17 +51,16 @@ export const gatewayExecutions = pgTable(
     truncated: boolean('truncated'),
     rowsWritten: integer('rows_written'),
     startedAt: tz('started_at').notNull(),
-    finishedAt: tz('finished_at').notNull(),
+    finishedAt: tz('finished_at'),
     durationMs: integer('duration_ms'),
+    /** The backfill (backfills.id) the call was made for, if any. */
+    backfillId: text('backfill_id'),
   },
   (t) => [
     index('gateway_executions_started_at_idx').on(t.startedAt),
     index('gateway_executions_stream_idx').on(t.streamKey, t.startedAt),
     index('gateway_executions_job_idx').on(t.jobId),
-    check(
-      'gateway_executions_operation_check',
-      sql`${t.operation} in ('earthquake', 'indicator')`,
-    ),
+    check('gateway_executions_operation_check', sql`${t.operation} in (${sql.raw(OPERATION_NAMES.map((o) => `'${o}'`).join(', '))})`),
   ],
 );
 
@@ -73,11 +81,29 @@ export const earthquakeEvents = pgTable(
     lastSeenAt: tz('last_seen_at').notNull(),
     /** When a catalog revision last changed one of the event's fields. */
     revisedAt: tz('revised_at'),
-    lastExecutionId: bigint('last_execution_id', { mode: 'number' }).references(
-      () => gatewayExecutions.id,
-    ),
+    /** Audit row of the call that last wrote the event (no foreign key: audit rows are rolled up). */
+    lastExecutionId: bigint('last_execution_id', { mode: 'number' }),
+    /** Set when an answer proving its interval complete no longer held the event (never removed). */
+    deletedAt: tz('deleted_at'),
+    deletedExecutionId: bigint('deleted_execution_id', { mode: 'number' }),
   },
   (t) => [index('earthquake_events_time_idx').on(t.time)],
+);
+
+/** Every change a revision or deletion made to an event: what BI reads to see how a magnitude was revised. */
+export const earthquakeRevisions = pgTable(
+  'earthquake_revisions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    eventId: text('event_id').notNull(),
+    /** A column of earthquake_events, or `deleted` (new value: when it was marked; null: it came back). */
+    field: text('field').notNull(),
+    oldValue: jsonb('old_value'),
+    newValue: jsonb('new_value'),
+    executionId: bigint('execution_id', { mode: 'number' }),
+    revisedAt: tz('revised_at').notNull(),
+  },
+  (t) => [index('earthquake_revisions_event_idx').on(t.eventId, t.revisedAt), index('earthquake_revisions_at_idx').on(t.revisedAt)],
 );
 
 /** A stream is one operation with one set of filters; partitions and status hang off it. */
@@ -106,13 +132,23 @@ export const ingestPartitions = pgTable(
     windowEnd: tz('window_end'),
     startYear: integer('start_year'),
     endYear: integer('end_year'),
-    state: text('state').notNull().default('pending'),
+    state: text('state').notNull().default(PARTITION_STATE.pending),
     frontier: jsonb('frontier'),
     jobId: text('job_id'),
     calls: integer('calls').notNull().default(0),
     billedCalls: integer('billed_calls').notNull().default(0),
     units: doublePrecision('units').notNull().default(0),
     rowsWritten: integer('rows_written').notNull().default(0),
+    /** Failed attempts since the last recorded answer: the retry budget counts these, not attempts in all. */
+    consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+    /** The backfill that last planned it (null for scheduled runs). */
+    backfillId: text('backfill_id'),
+    /**
+     * The worker run reading it now, until `claimed_until` (renewed while it runs): a job that
+     * BullMQ hands out twice (a stall, a queue lost and re-filled) never reads one window twice at once.
+     */
+    claimedBy: text('claimed_by'),
+    claimedUntil: tz('claimed_until'),
     lastError: text('last_error'),
     lastErrorKind: text('last_error_kind'),
     createdAt: tz('created_at').notNull().defaultNow(),
@@ -122,12 +158,43 @@ export const ingestPartitions = pgTable(
   (t) => [
     primaryKey({ columns: [t.streamKey, t.partitionKey] }),
     index('ingest_partitions_state_idx').on(t.state),
-    check(
-      'ingest_partitions_state_check',
-      sql`${t.state} in ('pending', 'running', 'done', 'failed')`,
-    ),
+    check('ingest_partitions_state_check', sql`${t.state} in (${sql.raw(PARTITION_STATES.map((s) => `'${s}'`).join(', '))})`),
   ],
 );
+
+/**
+ * When each part of a stream's range was last proven complete: disjoint intervals per stream,
+ * epoch milliseconds `[lo, hi]` for earthquake streams and years for indicator streams. Written
+ * when a window or chunk finishes (db/coverage.ts); a re-read replaces the part it proves, and old
+ * neighbours merge (keeping the older time), so the table stays small however often ticks run.
+ */
+export const coverageProofs = pgTable(
+  'coverage_proofs',
+  {
+    streamKey: text('stream_key')
+      .notNull()
+      .references(() => ingestStreams.streamKey),
+    lo: bigint('lo', { mode: 'number' }).notNull(),
+    hi: bigint('hi', { mode: 'number' }).notNull(),
+    provenAt: tz('proven_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.streamKey, t.lo] }), check('coverage_proofs_order_check', sql`${t.lo} <= ${t.hi}`)],
+);
+
+/**
+ * What this product has learned about a gateway, shared by every worker process: the largest
+ * answer it returned lately (a proof that its cap is at least that large, trusted for
+ * GATEWAY_KNOWLEDGE_TTL_MS), when it was last probed for it, and how often each chain
+ * hypothesis held (a hint for the next window, never evidence).
+ */
+export const gatewayKnowledge = pgTable('gateway_knowledge', {
+  gatewayKey: text('gateway_key').primaryKey(),
+  capFloor: integer('cap_floor').notNull(),
+  capSeenAt: tz('cap_seen_at').notNull(),
+  probedAt: tz('probed_at'),
+  orderStats: jsonb('order_stats').notNull(),
+  updatedAt: tz('updated_at').notNull().defaultNow(),
+});
 
 export const indicators = pgTable('indicators', {
   id: text('id').primaryKey(),
@@ -163,9 +230,7 @@ export const indicatorSeries = pgTable(
     lastUpdated: text('last_updated'),
     firstSeenAt: tz('first_seen_at').notNull(),
     lastSeenAt: tz('last_seen_at').notNull(),
-    lastExecutionId: bigint('last_execution_id', { mode: 'number' }).references(
-      () => gatewayExecutions.id,
-    ),
+    lastExecutionId: bigint('last_execution_id', { mode: 'number' }),
   },
   (t) => [primaryKey({ columns: [t.indicatorId, t.countryId] })],
 );
@@ -181,9 +246,7 @@ export const indicatorValues = pgTable(
     lastSeenAt: tz('last_seen_at').notNull(),
     /** When the value last changed; unchanged re-reads move only `last_seen_at`. */
     changedAt: tz('changed_at').notNull(),
-    lastExecutionId: bigint('last_execution_id', { mode: 'number' }).references(
-      () => gatewayExecutions.id,
-    ),
+    lastExecutionId: bigint('last_execution_id', { mode: 'number' }),
   },
   (t) => [
     primaryKey({ columns: [t.indicatorId, t.countryId, t.year] }),
@@ -191,8 +254,79 @@ export const indicatorValues = pgTable(
   ],
 );
 
+export const indicatorValueRevisions = pgTable(
+  'indicator_value_revisions',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    indicatorId: text('indicator_id').notNull(),
+    countryId: text('country_id').notNull(),
+    year: integer('year').notNull(),
+    oldValue: doublePrecision('old_value'),
+    newValue: doublePrecision('new_value'),
+    /** The series' last_updated marker when the change was seen. */
+    lastUpdated: text('last_updated'),
+    executionId: bigint('execution_id', { mode: 'number' }),
+    changedAt: tz('changed_at').notNull(),
+  },
+  (t) => [index('indicator_value_revisions_series_idx').on(t.indicatorId, t.countryId, t.year)],
+);
+
+/**
+ * A backfill: what one `backfill` command asked for, so it can be listed, paused, resumed and
+ * cancelled by its id, and held to its own budget of billed calls.
+ */
+export const backfills = pgTable('backfills', {
+  id: text('id').primaryKey(),
+  operation: text('operation').notNull(),
+  description: text('description').notNull(),
+  streamKeys: jsonb('stream_keys').notNull(),
+  /** active | paused | cancelled (finished is derived from its partitions). */
+  control: text('control').notNull().default('active'),
+  maxBilledCalls: integer('max_billed_calls'),
+  createdAt: tz('created_at').notNull().defaultNow(),
+  updatedAt: tz('updated_at').notNull().defaultNow(),
+});
+
+/**
+ * Billed-call budgets, counted where every worker sees them: `scope` is `day` (BILLED_CALLS_PER_DAY,
+ * per UTC `day`) or `backfill:<id>` (day 1970-01-01). A call reserves one before it is sent, and
+ * gives it back when the answer turns out unbilled.
+ */
+export const budgetCounters = pgTable(
+  'budget_counters',
+  {
+    scope: text('scope').notNull(),
+    day: date('day', { mode: 'string' }).notNull(),
+    calls: integer('calls').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.scope, t.day] })],
+);
+
+/** Audit rows past AUDIT_RETENTION_DAYS, rolled up per UTC day, operation and stream before deletion. */
+export const gatewayCostRollup = pgTable(
+  'gateway_cost_rollup',
+  {
+    day: date('day', { mode: 'string' }).notNull(),
+    operation: text('operation').notNull(),
+    streamKey: text('stream_key').notNull(),
+    calls: integer('calls').notNull(),
+    billedCalls: integer('billed_calls').notNull(),
+    billedUnknown: integer('billed_unknown').notNull(),
+    units: doublePrecision('units').notNull(),
+    failuresByKind: jsonb('failures_by_kind').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.day, t.operation, t.streamKey] })],
+);
+
 export const schema = {
+  coverageProofs,
   gatewayExecutions,
+  gatewayKnowledge,
+  earthquakeRevisions,
+  indicatorValueRevisions,
+  backfills,
+  budgetCounters,
+  gatewayCostRollup,
   earthquakeEvents,
   ingestStreams,
   ingestPartitions,

@@ -1,26 +1,24 @@
-import type { Operation } from '../gateway/schemas.js';
+/**
+ * Stream identity: an operation with one set of filters (earthquakes) or one series (indicators).
+ * Partitions done for one stream never count for another.
+ */
+import { z } from 'zod';
+import { circleSchema, indicatorSeriesSchema, magnitudeSchema, type EarthquakeFilters, type IndicatorSeries } from './filters.js';
+import type { Operation } from './spec.js';
 
-export interface Circle {
-  latitude: number;
-  longitude: number;
-  radiusKm: number;
-}
-
-export interface EarthquakeFilters {
-  minMagnitude: number | null;
-  circle: Circle | null;
-}
-
-export interface IndicatorSeriesSpec {
-  indicator: string;
-  /** The code as the user asked for it; the gateway may answer with another id. */
-  country: string;
-}
+/** The stored `ingest_streams.params` of an earthquake stream (snake case: SQL and BI read it). */
+export const earthquakeStreamParamsSchema = z.strictObject({ min_magnitude: magnitudeSchema.nullable(), circle: circleSchema.nullable() });
+export type EarthquakeStreamParams = z.infer<typeof earthquakeStreamParamsSchema>;
+export const indicatorStreamParamsSchema = indicatorSeriesSchema;
 
 export interface StreamIdentity {
   streamKey: string;
   operation: Operation;
-  params: Record<string, unknown>;
+  params: EarthquakeStreamParams | IndicatorSeries;
+}
+
+export function filtersOfParams(p: EarthquakeStreamParams): EarthquakeFilters {
+  return { minMagnitude: p.min_magnitude, circle: p.circle };
 }
 
 /** Stable text for a number, so `2.5` and `2.50` name the same stream. */
@@ -28,7 +26,6 @@ function num(n: number): string {
   return String(Number(n));
 }
 
-/** Operation + filters; windows done for one stream never count for another. */
 export function earthquakeStream(f: EarthquakeFilters): StreamIdentity {
   const parts = ['earthquake'];
   parts.push(f.minMagnitude === null ? 'all' : `m${num(f.minMagnitude)}`);
@@ -40,10 +37,16 @@ export function earthquakeStream(f: EarthquakeFilters): StreamIdentity {
   };
 }
 
-export function indicatorStream(s: IndicatorSeriesSpec): StreamIdentity {
+export function indicatorStream(s: IndicatorSeries): StreamIdentity {
   return {
     streamKey: `indicator:${s.indicator}:${s.country}`,
     operation: 'indicator',
     params: { indicator: s.indicator, country: s.country },
   };
+}
+
+/** The operation a stream key belongs to (keys start with it, see above). */
+export function operationOfStreamKey(streamKey: string): Operation | null {
+  const head = streamKey.split(':')[0];
+  return head === 'earthquake' || head === 'indicator' ? head : null;
 }

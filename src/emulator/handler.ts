@@ -1,6 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { OPERATIONS, type Operation } from '../gateway/schemas.js';
 import { OUTCOME, plainError, type Envelope, type Outcome } from './envelope.js';
 import type { FaultKind, FaultPlan } from './faults.js';
 import { credentialMatches, isJsonContentType, readBody, sendJson, sendText, sleep } from './http-io.js';
@@ -9,10 +8,11 @@ import { randomHex, type Rng } from './rng.js';
 import { breakResult } from './schema-break.js';
 import type { EmulatorCall } from './types.js';
 import { stripInvocationId } from './validation.js';
+import { OPERATIONS, type Operation } from '../domain/spec.js';
 
 const BODY_LIMIT_BYTES = 1 << 20;
 
-/** Everything one request needs; `ops.order` and `latencyMs` change at run time via the handle. */
+/** Everything one request needs; `ops.behaviour`, `ops.catalog` and `latencyMs` change at run time via the handle. */
 export interface HandlerState {
   key: string;
   now: () => Date;
@@ -59,6 +59,7 @@ export async function handleRequest(state: HandlerState, req: IncomingMessage, r
     returned: 0,
     matched: 0,
     truncated: false,
+    order: null,
     executionId: null,
     fault: null,
   };
@@ -125,6 +126,7 @@ export async function handleRequest(state: HandlerState, req: IncomingMessage, r
     call.returned = done.units;
     call.matched = done.matched;
     call.truncated = done.truncated;
+    call.order = done.order;
   };
   switch (fault) {
     case 'server_error':

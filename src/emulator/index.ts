@@ -1,19 +1,38 @@
 export { startEmulator } from './server.js';
 export type { EmulatorCall, EmulatorOptions, RunningEmulator } from './types.js';
 export { FAULT_KINDS, isFaultKind, type FaultKind, type FaultRule } from './faults.js';
-export { EVENT_ORDERS, selectByOrder, type EventOrder } from './selection.js';
+export { EVENT_ORDERS, KEEP_ORDERS, keepOrderOf, selectByOrder, type EventOrder, type KeepOrder } from './selection.js';
+export { BOUNDARIES, TIME_PRECISIONS, type AnswerBehaviour, type Boundary, type TimePrecision } from './behaviour.js';
+export {
+  SWARM_MAX_COUNT,
+  SWARM_PLACE,
+  SWARM_SPREADS,
+  swarmEventId,
+  swarmEvents,
+  type SwarmSpec,
+  type SwarmSpread,
+} from './swarm.js';
 export { OUTCOME, type Outcome } from './envelope.js';
+export {
+  LiveCatalog,
+  checkLiveWindow,
+  type LiveChange,
+  type LiveChangeKind,
+  type LiveCounts,
+  type LiveWindow,
+} from './live-catalog.js';
+export { LIVE_MAX_PER_MINUTE, LIVE_TICK_MS, LiveCredit, resolveLiveSpec, type LiveSpec } from './live-timer.js';
+export { MAX_TIME_SHIFT_MS, addedEvent, liveEventId, revisedEvent } from './live-events.js';
 export {
   CatalogIndex,
   materialize,
   tileEventId,
   tileSpanMs,
-  type Circle,
   type EventQuery,
   type EventRef,
   type TileSpec,
 } from './catalog-index.js';
-export { EARTH_RADIUS_KM, haversineKm } from './geo.js';
+export { EARTH_RADIUS_KM, haversineKm } from '../domain/geo.js';
 export {
   eventPageUrl,
   loadUsgsCsv,
@@ -23,8 +42,8 @@ export {
   mergeEvents,
 } from './usgs-catalog.js';
 export { loadWorldBankCsv, loadWorldBankFile, type IndicatorDataset, type IndicatorRow } from './worldbank.js';
-export { IndicatorStore } from './indicator-store.js';
+export { IndicatorStore, type IndicatorRevision, type IndicatorRevisionResult } from './indicator-store.js';
 export { WB_ID_BY_ALPHA3, wbIdOf } from './country-codes.js';
-export { bundledFixtureDir, bundledFixturePaths } from './fixtures.js';
-export { EmulatorDataError } from './data-error.js';
+export { bundledDataDir, bundledDataPaths } from './bundled-data.js';
+export { EmulatorDataError } from '../errors.js';
 export { USGS_SOURCE } from './operations.js';

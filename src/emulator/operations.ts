@@ -1,16 +1,17 @@
 import {
   earthquakeRequestSchema,
   indicatorRequestSchema,
-  LIMITS,
+  type EarthquakeEvent,
   type EarthquakeResult,
   type IndicatorResult,
-  type Operation,
 } from '../gateway/schemas.js';
-import { materialize, type CatalogIndex } from './catalog-index.js';
+import { answerLimit, matchWindow, reportedTime, type AnswerBehaviour } from './behaviour.js';
+import { materialize, type CatalogIndex, type EventRef } from './catalog-index.js';
 import type { IndicatorStore } from './indicator-store.js';
 import type { Rng } from './rng.js';
-import { selectByOrder, type EventOrder } from './selection.js';
+import { keepOrderOf, selectByOrder, type KeepOrder } from './selection.js';
 import { validate } from './validation.js';
+import { LIMITS, type Operation } from '../domain/spec.js';
 
 export const USGS_SOURCE = {
   name: 'U.S. Geological Survey, Earthquake Hazards Program',
@@ -22,8 +23,11 @@ export interface OperationContext {
   now: () => Date;
   catalog: CatalogIndex;
   indicators: IndicatorStore;
-  order: EventOrder;
+  behaviour: AnswerBehaviour;
+  /** Draws a 'random' keep-order's subset. */
   orderRng: Rng;
+  /** Draws each 'mixed' call's keep-order; its own stream, so subset draws never shift it. */
+  mixedRng: Rng;
   emptyAs: 'array' | 'null';
 }
 
@@ -37,6 +41,8 @@ export type Execution =
       units: number;
       matched: number;
       truncated: boolean;
+      /** The keep-order an earthquake answer used; null for indicator answers. */
+      order: KeepOrder | null;
     };
 
 export function execute(operation: Operation, body: unknown, ctx: OperationContext): Execution {
@@ -51,24 +57,32 @@ function executeEarthquake(body: unknown, ctx: OperationContext): Execution {
     req.latitude !== undefined && req.longitude !== undefined && req.radius_km !== undefined
       ? { latitude: req.latitude, longitude: req.longitude, radiusKm: req.radius_km }
       : undefined;
+  const b = ctx.behaviour;
+  // The index is read once: a live change swaps in a new one, never edits this one, so the whole
+  // answer comes from one catalog.
   const matched = ctx.catalog.matchRefs({
-    startMs: Date.parse(req.start_time),
-    endMs: Date.parse(req.end_time),
+    ...matchWindow(Date.parse(req.start_time), Date.parse(req.end_time), b),
     minMagnitude: req.min_magnitude,
     circle,
   });
-  const max = req.max_results ?? LIMITS.defaultMaxResults;
-  const selected = selectByOrder(matched, max, ctx.order, ctx.orderRng);
-  const items = selected.items.map(materialize);
-  const { truncated } = selected;
+  const order = keepOrderOf(b.order, b.mixedRandomRatio, ctx.mixedRng);
+  const limit = answerLimit(req.max_results ?? LIMITS.defaultMaxResults, b);
+  const selected = selectByOrder(matched, limit, order, ctx.orderRng, (r) => r.event.magnitude);
+  const items = selected.items.map((ref) => reported(ref, b));
   return {
     kind: 'succeeded',
     operation: 'earthquake',
     result: { events: items.length === 0 && ctx.emptyAs === 'null' ? null : items, source: { ...USGS_SOURCE } },
     units: items.length,
     matched: matched.length,
-    truncated,
+    truncated: selected.truncated,
+    order,
   };
+}
+
+function reported(ref: EventRef, b: AnswerBehaviour): EarthquakeEvent {
+  const event = materialize(ref);
+  return b.timePrecision === 'ms' ? event : { ...event, time: reportedTime(ref.timeMs, b.timePrecision) };
 }
 
 function executeIndicator(body: unknown, ctx: OperationContext): Execution {
@@ -77,6 +91,8 @@ function executeIndicator(body: unknown, ctx: OperationContext): Execution {
   const found = ctx.indicators.lookup(v.value, ctx.now().getUTCFullYear());
   if (!found.ok) return { kind: 'parameter_error', message: `${found.field}: ${found.reason}` };
   const values = found.result.values ?? [];
+  // A point is one (year, value) item, null values included: the answer holds every requested
+  // year, as the live World Bank API does, and the client stores every one of them.
   return {
     kind: 'succeeded',
     operation: 'indicator',
@@ -84,5 +100,6 @@ function executeIndicator(body: unknown, ctx: OperationContext): Execution {
     units: values.length,
     matched: values.length,
     truncated: false,
+    order: null,
   };
 }

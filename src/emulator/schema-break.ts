@@ -1,4 +1,4 @@
-import type { Operation } from '../gateway/schemas.js';
+import { type Operation } from '../domain/spec.js';
 
 /**
  * A result that still looks plausible but breaks spec 2.3/2.4 in one field, the way a real

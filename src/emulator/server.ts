@@ -1,18 +1,26 @@
 import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  checkBoundary,
+  checkFlag,
+  checkOrder,
+  checkRatio,
+  checkSilentCap,
+  checkTimePrecision,
+  resolveBehaviour,
+} from './behaviour.js';
 import { loadEmulatorData } from './data.js';
 import { plainError } from './envelope.js';
 import { FaultPlan } from './faults.js';
 import { handleRequest, type HandlerState } from './handler.js';
 import { sendJson } from './http-io.js';
+import { LiveCatalog } from './live-catalog.js';
+import { liveControl } from './live-control.js';
+import { resolveLiveSpec } from './live-timer.js';
 import { deriveRng } from './rng.js';
-import { EVENT_ORDERS, type EventOrder } from './selection.js';
+import { validateSwarms } from './swarm.js';
 import type { EmulatorCall, EmulatorOptions, RunningEmulator } from './types.js';
 import { listen } from '../net-listen.js';
-
-function checkOrder(order: EventOrder): EventOrder {
-  if (!EVENT_ORDERS.includes(order)) throw new RangeError(`order must be one of ${EVENT_ORDERS.join(', ')}`);
-  return order;
-}
 
 function checkLatency(ms: number): number {
   if (!(Number.isFinite(ms) && ms >= 0)) throw new RangeError(`latencyMs must be a number >= 0, got ${ms}`);
@@ -26,30 +34,44 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
   if (!(Number.isInteger(retryAfterSeconds) && retryAfterSeconds >= 0)) {
     throw new RangeError('retryAfterSeconds must be a whole number >= 0');
   }
-  const data = await loadEmulatorData(options);
+  // Every knob is checked before the data loads, so a typo fails fast.
+  const behaviour = resolveBehaviour(options);
+  const swarms = validateSwarms(options.swarms ?? []);
+  const liveOption = options.live ? resolveLiveSpec(options.live) : null;
+  if (liveOption && options.tile) throw new RangeError('live cannot be combined with tile; serve the catalog untiled');
+  const latencyMs = checkLatency(options.latencyMs ?? 0);
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 32);
+  const data = await loadEmulatorData(options);
   const now = options.now ?? (() => new Date());
   const stop = new AbortController();
   const calls: EmulatorCall[] = [];
+  // Published only on changes, which come after `state` exists.
+  const catalog = new LiveCatalog(data.events, swarms, seed, options.tile, now, (index) => {
+    state.ops.catalog = index;
+  });
   const state: HandlerState = {
     key: options.key,
     now,
     ops: {
       now,
-      catalog: data.catalog,
+      catalog: catalog.index,
       indicators: data.indicators,
-      order: checkOrder(options.order ?? 'newest'),
+      behaviour,
       orderRng: deriveRng(seed, 'order'),
+      mixedRng: deriveRng(seed, 'mixed'),
       emptyAs: options.emptyAs ?? 'array',
     },
     faults: new FaultPlan(options.faults ?? [], deriveRng(seed, 'faults')),
     idRng: deriveRng(seed, 'ids'),
-    latencyMs: checkLatency(options.latencyMs ?? 0),
+    latencyMs,
     retryAfterSeconds,
     calls,
     executions: 0,
     closing: stop.signal,
   };
+  const live = liveControl(catalog, liveOption);
+  // Before the port opens: an empty catalog without a window fails without leaving a server behind.
+  if (liveOption) live.startLive();
 
   const server = createServer((req, res) => {
     handleRequest(state, req, res).catch(() => {
@@ -57,15 +79,23 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
       sendJson(res, 500, plainError(500, 'internal error'));
     });
   });
-  const address = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
+  let address: AddressInfo;
+  try {
+    address = await listen(server, options.port ?? 0, options.host ?? '127.0.0.1');
+  } catch (err) {
+    live.stopLive();
+    throw err;
+  }
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   let closed: Promise<void> | null = null;
   return {
     url: `http://${host}:${address.port}`,
     calls,
+    ...live,
     close() {
       closed ??= new Promise<void>((resolve, reject) => {
+        live.stopLive();
         stop.abort();
         server.close((err) => (err ? reject(err) : resolve()));
         server.closeAllConnections();
@@ -76,7 +106,28 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
       calls.length = 0;
     },
     setOrder(order) {
-      state.ops.order = checkOrder(order);
+      behaviour.order = checkOrder(order);
+    },
+    setMixedRandomRatio(ratio) {
+      behaviour.mixedRandomRatio = checkRatio(ratio);
+    },
+    setTimePrecision(precision) {
+      behaviour.timePrecision = checkTimePrecision(precision);
+    },
+    setStartBoundary(boundary) {
+      behaviour.startBoundary = checkBoundary('startBoundary', boundary);
+    },
+    setEndBoundary(boundary) {
+      behaviour.endBoundary = checkBoundary('endBoundary', boundary);
+    },
+    setIgnoreFractionalSeconds(ignore) {
+      behaviour.ignoreFractionalSeconds = checkFlag('ignoreFractionalSeconds', ignore);
+    },
+    setSilentCap(cap) {
+      behaviour.silentCap = checkSilentCap(cap);
+    },
+    setSwarms(next) {
+      catalog.setSwarms(validateSwarms(next));
     },
     setLatencyMs(ms) {
       state.latencyMs = checkLatency(ms);
@@ -86,6 +137,11 @@ export async function startEmulator(options: EmulatorOptions): Promise<RunningEm
     },
     setFaultRules(rules) {
       state.faults.setRules(rules);
+    },
+    reviseIndicator(revision) {
+      // The World Bank writes its marker as a date; the emulator clock says which.
+      const lastUpdated = revision.lastUpdated ?? now().toISOString().slice(0, 10);
+      return data.indicators.revise({ ...revision, lastUpdated });
     },
   };
 }

@@ -1,8 +1,14 @@
-import type { EarthquakeEvent, Operation } from '../gateway/schemas.js';
+import type { EarthquakeEvent } from '../gateway/schemas.js';
 import type { TileSpec } from './catalog-index.js';
 import type { FaultKind, FaultRule } from './faults.js';
-import type { EventOrder } from './selection.js';
+import type { Boundary, TimePrecision } from './behaviour.js';
+import type { EventOrder, KeepOrder } from './selection.js';
+import type { SwarmSpec } from './swarm.js';
 import type { IndicatorDataset } from './worldbank.js';
+import type { IndicatorRevision, IndicatorRevisionResult } from './indicator-store.js';
+import type { LiveChange, LiveCounts, LiveWindow } from './live-catalog.js';
+import type { LiveSpec } from './live-timer.js';
+import { type Operation } from '../domain/spec.js';
 
 export interface EmulatorOptions {
   /** The one credential accepted (spec part 5). Never logged or echoed. */
@@ -22,7 +28,26 @@ export interface EmulatorOptions {
   indicators?: IndicatorDataset[];
   /** Which events a capped earthquake answer holds, and their order. Default 'newest'. */
   order?: EventOrder;
-  /** Seed for every random choice (order, faults, invocation ids). Default: random. */
+  /** With order 'mixed': chance per call of keeping a random subset instead of the newest. 0..1, default 0.2. */
+  mixedRandomRatio?: number;
+  /** 'second' reports every event time truncated to the whole second (filtering keeps the exact time). Default 'ms'. */
+  timePrecision?: TimePrecision;
+  /** Whether an event exactly at start_time matches. Default 'inclusive'. */
+  startBoundary?: Boundary;
+  /** Whether an event exactly at end_time matches. Default 'inclusive'. */
+  endBoundary?: Boundary;
+  /** Truncate the request's start_time and end_time to the whole second before filtering. Default false. */
+  ignoreFractionalSeconds?: boolean;
+  /** 1..200: answers hold at most min(max_results, silentCap) events, without saying so. Default: none. */
+  silentCap?: number;
+  /** Synthetic same-second swarms merged into the earthquake catalog (ids `swarm-<second>-<k>`). */
+  swarms?: SwarmSpec[];
+  /**
+   * Live catalog: from start, add, revise and delete events on a timer at these rates, as the
+   * real USGS catalog does. Not with `tile`. `mutate` works without it.
+   */
+  live?: LiveSpec;
+  /** Seed for every random choice (order, faults, invocation ids, swarms, live changes). Default: random. */
   seed?: number;
   /** Delay before every answer. */
   latencyMs?: number;
@@ -31,7 +56,7 @@ export interface EmulatorOptions {
   now?: () => Date;
   /** Seconds announced in `Retry-After` on a `rate_limited` fault. Default 1. */
   retryAfterSeconds?: number;
-  /** How an empty `events`/`values` list is written; the spec allows both. Default 'array'. */
+  /** How an empty `events` list is written; the spec allows both. Default 'array'. (`values` is never empty: every requested year is answered.) */
   emptyAs?: 'array' | 'null';
 }
 
@@ -57,7 +82,13 @@ export interface EmulatorCall {
   returned: number;
   /** Events or values that matched before the `max_results` cap. */
   matched: number;
+  /** True when more events matched than the answer holds (by max_results or a silent cap). */
   truncated: boolean;
+  /**
+   * The keep-order an earthquake answer used ('mixed' resolved to 'random' or 'newest'), recorded
+   * whether or not it was truncated; null when no earthquake result was delivered.
+   */
+  order: KeepOrder | null;
   executionId: string | null;
   fault: FaultKind | null;
 }
@@ -70,8 +101,32 @@ export interface RunningEmulator {
   calls: EmulatorCall[];
   resetCalls(): void;
   setOrder(order: EventOrder): void;
+  setMixedRandomRatio(ratio: number): void;
+  setTimePrecision(precision: TimePrecision): void;
+  setStartBoundary(boundary: Boundary): void;
+  setEndBoundary(boundary: Boundary): void;
+  setIgnoreFractionalSeconds(ignore: boolean): void;
+  /** undefined or null lifts the cap. */
+  setSilentCap(cap: number | null | undefined): void;
+  /** Replaces every swarm (rebuilds the catalog index; the file events stay). */
+  setSwarms(swarms: SwarmSpec[]): void;
   setLatencyMs(ms: number): void;
   /** The next `count` eligible requests get this fault, before any probabilistic rule. */
   injectFaults(kind: FaultKind, count: number): void;
   setFaultRules(rules: FaultRule[]): void;
+  /**
+   * Starts (or restarts) the live timer with `spec`, else with the `live` option; the default
+   * window is fixed now, from the file and swarm events. RangeError when tiled or without a spec.
+   */
+  startLive(spec?: LiveSpec): void;
+  /** Stops the timer; the changes made so far stay. */
+  stopLive(): void;
+  /** Applies changes at once, without the timer (deterministic tests); returns them. Not when tiled. */
+  mutate(counts: LiveCounts, window?: LiveWindow): LiveChange[];
+  /** The untiled earthquake catalog as served now, oldest first (ties by id). */
+  currentEvents(): EarthquakeEvent[];
+  /** Every live change (timer and `mutate`), oldest first; the same array for the emulator's whole life. */
+  changes: LiveChange[];
+  /** Changes one value of a series and its `last_updated` (default: today by the emulator clock). */
+  reviseIndicator(revision: Omit<IndicatorRevision, 'lastUpdated'> & { lastUpdated?: string }): IndicatorRevisionResult;
 }

@@ -2,7 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
 import { z } from 'zod';
 import type { EarthquakeEvent } from '../gateway/schemas.js';
-import { EmulatorDataError, emptyToNull, numberOrNull } from './data-error.js';
+import { EmulatorDataError } from '../errors.js';
+import { emptyToNull, numberOrNull } from './cells.js';
 
 /** The CSV feed carries no URL, but every USGS event page lives at this address plus the id. */
 export const USGS_EVENT_PAGE = 'https://earthquake.usgs.gov/earthquakes/eventpage/';

@@ -1,7 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { parse } from 'csv-parse/sync';
 import { wbIdOf } from './country-codes.js';
-import { EmulatorDataError, numberOrNull } from './data-error.js';
+import { EmulatorDataError } from '../errors.js';
+import { numberOrNull } from './cells.js';
 
 export interface IndicatorRow {
   countryName: string;

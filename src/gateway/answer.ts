@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { classifyAttempt, parseRetryAfterMs } from './errors.js';
-import { envelopeSchema, executionSchema, SUCCEEDED } from './schemas.js';
+import { envelopeSchema, executionSchema } from './schemas.js';
+import { classifyAttempt, parseRetryAfterMs } from './classify.js';
 
 /** What can be read of an answer that may not fit the spec at all. */
 const readableSchema = z.object({
@@ -58,7 +58,7 @@ function describeIssues(error: z.ZodError): string {
 
 /**
  * Pure: turns status, headers and body text into audit facts and, only when everything fits the
- * spec, a typed result.
+ * spec, a typed result. `path` is the operation path the request went to, for messages.
  */
 export function readAnswer<R extends z.ZodType>(
   resultSchema: R,
@@ -66,6 +66,7 @@ export function readAnswer<R extends z.ZodType>(
   retryAfterHeader: string | null,
   bodyText: string,
   nowMs: number,
+  path: string | null = null,
 ): ReadAnswer<z.infer<R>> {
   let json: unknown = undefined;
   let problem: string | null = null;
@@ -96,19 +97,25 @@ export function readAnswer<R extends z.ZodType>(
     executionId: execution?.id ?? null,
     invocationId: execution?.invocation_id ?? null,
     result: kind === null ? result : null,
-    problem: kind === null ? null : describeProblem(kind, problem, facts.message ?? null, httpStatus, outcome),
+    problem: kind === null ? null : describeProblem(kind, problem, facts.message ?? null, httpStatus, outcome, path),
     retryAfterMs: parseRetryAfterMs(retryAfterHeader, nowMs),
     kind,
   };
 }
 
+/**
+ * A 404 without an execution means no operation ran at that path: the base URL or path is wrong,
+ * and saying "parameters" alone would send the operator to check the wrong thing.
+ */
+function notFoundProblem(path: string | null, message: string | null): string {
+  const said = message === null ? '' : ` (it said: ${message})`;
+  return `the gateway answered 404 Not Found for ${path ?? 'the operation path'}${said}: no such operation there; check GATEWAY_BASE_URL`;
+}
+
 /** The gateway's own message explains a refusal best; a schema problem explains a broken answer. */
-function describeProblem(kind: string, problem: string | null, message: string | null, status: number, outcome: string | null): string {
+function describeProblem(kind: string, problem: string | null, message: string | null, status: number, outcome: string | null, path: string | null): string {
+  if (status === 404 && outcome === null) return notFoundProblem(path, message);
   const fallback = `HTTP ${status}, outcome ${outcome ?? 'absent'}`;
   if (kind === 'invalid_response') return problem ?? message ?? fallback;
   return message ?? problem ?? fallback;
-}
-
-export function isBilled(outcome: string | null): boolean {
-  return outcome === SUCCEEDED;
 }

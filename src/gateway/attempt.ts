@@ -1,5 +1,5 @@
-import type { ErrorKind } from './errors.js';
-import type { Operation } from './schemas.js';
+import { type ErrorKind } from '../errors.js';
+import { type Operation } from '../domain/spec.js';
 
 /** Everything the audit row records about one HTTP attempt. Never holds the key. */
 export interface AttemptRecord {

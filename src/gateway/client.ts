@@ -1,20 +1,10 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type { z } from 'zod';
 import type { Attempt, AttemptRecord } from './attempt.js';
-import { isBilled, readAnswer } from './answer.js';
-import { GatewayError } from './errors.js';
-import {
-  earthquakeRequestSchema,
-  earthquakeResultSchema,
-  indicatorRequestSchema,
-  indicatorResultSchema,
-  OPERATIONS,
-  type EarthquakeRequest,
-  type EarthquakeResult,
-  type IndicatorRequest,
-  type IndicatorResult,
-  type Operation,
-} from './schemas.js';
+import { readAnswer } from './answer.js';
+import { earthquakeRequestSchema, earthquakeResultSchema, indicatorRequestSchema, indicatorResultSchema, type EarthquakeRequest, type EarthquakeResult, type IndicatorRequest, type IndicatorResult } from './schemas.js';
+import { isBilled, OPERATIONS, type Operation } from '../domain/spec.js';
+import { GatewayError } from '../errors.js';
 
 export interface GatewayConfig {
   baseUrl: string;
@@ -89,6 +79,11 @@ export class UndiciGateway implements Gateway {
     return headers;
   }
 
+  /** No transport error is known to echo a header, but the audit must never hold the key even if one does. */
+  #withoutKey(text: string): string {
+    return this.#config.key === '' ? text : text.split(this.#config.key).join('***');
+  }
+
   /** A request that breaks the spec is refused here, never sent and never billed. */
   #validate<Q>(operation: Operation, schema: z.ZodType<Q>, req: unknown): Q {
     const parsed = schema.safeParse(req);
@@ -112,7 +107,8 @@ export class UndiciGateway implements Gateway {
     const base = { operation, request: { ...body } as Record<string, unknown>, startedAt };
     const timeout = AbortSignal.timeout(this.#config.timeoutMs);
     try {
-      const res = await request(`${this.baseUrl}${OPERATIONS[operation].path}`, {
+      const path = OPERATIONS[operation].path;
+      const res = await request(`${this.baseUrl}${path}`, {
         method: 'POST',
         headers: this.#headers(),
         body: JSON.stringify(body),
@@ -121,7 +117,7 @@ export class UndiciGateway implements Gateway {
       });
       const text = await res.body.text();
       const retryAfter = res.headers['retry-after'];
-      const read = readAnswer(resultSchema, res.statusCode, typeof retryAfter === 'string' ? retryAfter : null, text, Date.now());
+      const read = readAnswer(resultSchema, res.statusCode, typeof retryAfter === 'string' ? retryAfter : null, text, Date.now(), path);
       const record: AttemptRecord = {
         ...base,
         httpStatus: read.httpStatus,
@@ -153,7 +149,7 @@ export class UndiciGateway implements Gateway {
         executionId: null,
         invocationId: null,
         errorKind: kind,
-        errorDetail: errorText(cause),
+        errorDetail: this.#withoutKey(errorText(cause)),
         retryAfterMs: null,
         finishedAt: this.#now(),
         durationMs: Math.round(performance.now() - t0),

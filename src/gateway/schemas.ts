@@ -1,44 +1,23 @@
+/**
+ * The wire shapes of spec parts 2 and 4: request bodies (refused before sending when they break
+ * the spec) and answers (validated before anything is written). Field rules come from domain/.
+ */
 import { z } from 'zod';
-import { DAY_MS, isRfc3339 } from './time.js';
-
-/** Spec part 8 limits, in one place so planners, config and the emulator agree. */
-export const LIMITS = {
-  maxWindowDays: 31,
-  maxResultsCeiling: 200,
-  defaultMaxResults: 50,
-  minMagnitude: -1,
-  maxMagnitude: 10,
-  maxRadiusKm: 20001.6,
-  firstYear: 1960,
-  maxYearSpan: 70,
-  indicatorCodeMin: 3,
-  indicatorCodeMax: 64,
-} as const;
-
-export const EARTHQUAKE_PROVIDER = 'quake-catalog';
-export const INDICATOR_PROVIDER = 'development-indicators';
-
-export type Operation = 'earthquake' | 'indicator';
-
-export const OPERATIONS = {
-  earthquake: {
-    tier: 'earthquake-standard',
-    path: '/v1/gateway/earthquake-standard/v1/earthquake-queries',
-  },
-  indicator: {
-    tier: 'economic-indicator-standard',
-    path: '/v1/gateway/economic-indicator-standard/v1/economic-indicator-queries',
-  },
-} as const satisfies Record<Operation, { tier: string; path: string }>;
+import {
+  circleFromParts,
+  countryCodeSchema,
+  indicatorCodeSchema,
+  latitudeSchema,
+  longitudeSchema,
+  magnitudeSchema,
+  radiusKmSchema,
+} from '../domain/filters.js';
+import { EARTHQUAKE_PROVIDER, INDICATOR_PROVIDER, LIMITS, yearSpan } from '../domain/spec.js';
+import { DAY_MS, isRfc3339 } from '../domain/time.js';
 
 const rfc3339 = z.string().refine(isRfc3339, 'must be an RFC 3339 timestamp');
 
 // ---------------------------------------------------------------- requests
-
-export const magnitudeSchema = z.number().min(LIMITS.minMagnitude).max(LIMITS.maxMagnitude);
-export const latitudeSchema = z.number().min(-90).max(90);
-export const longitudeSchema = z.number().min(-180).max(180);
-export const radiusKmSchema = z.number().gt(0).max(LIMITS.maxRadiusKm);
 
 /** Spec 4.1 + 8. `now` is a parameter because "not in the future" depends on it. */
 export function earthquakeRequestSchema(now: () => Date = () => new Date()) {
@@ -70,8 +49,7 @@ export function earthquakeRequestSchema(now: () => Date = () => new Date()) {
           message: `must be at most ${LIMITS.maxWindowDays} days after start_time`,
         });
       }
-      const circle = [req.latitude, req.longitude, req.radius_km].filter((v) => v !== undefined);
-      if (circle.length !== 0 && circle.length !== 3) {
+      if (circleFromParts({ latitude: req.latitude, longitude: req.longitude, radiusKm: req.radius_km }) === 'partial') {
         ctx.addIssue({
           code: 'custom',
           path: ['radius_km'],
@@ -81,22 +59,6 @@ export function earthquakeRequestSchema(now: () => Date = () => new Date()) {
     });
 }
 export type EarthquakeRequest = z.infer<ReturnType<typeof earthquakeRequestSchema>>;
-
-/** ISO 3166-1 alpha-2/alpha-3 or a World Bank aggregate code (`WLD`, `EUU`, `1W`). */
-export const countryCodeSchema = z
-  .string()
-  .regex(/^(?=.*[A-Z])[A-Z0-9]{2,3}$/, 'must be a 2 or 3 character country or aggregate code (A-Z, 0-9)');
-export const indicatorCodeSchema = z
-  .string()
-  .regex(
-    /^[A-Za-z0-9._]{3,64}$/,
-    'must be 3 to 64 characters of letters, digits, dot or underscore',
-  );
-
-/** Span counted inclusively (1960-2029 is 70 years), valid under either reading of the spec. */
-export function yearSpan(startYear: number, endYear: number): number {
-  return endYear - startYear + 1;
-}
 
 export function indicatorRequestSchema(now: () => Date = () => new Date()) {
   return z
@@ -136,7 +98,8 @@ const sourceSchema = z.object({ name: z.string(), license: z.string(), url: z.st
 
 export const earthquakeEventSchema = z.object({
   id: z.string().min(1),
-  time: z.iso.datetime({ offset: true }),
+  // RFC 3339 as the spec says (lower-case `t` and `z` included, any fraction, any offset), not zod's ISO subset.
+  time: z.string().refine(isRfc3339, 'must be an RFC 3339 date-time'),
   magnitude: z.number().nullable(),
   magnitude_type: z.string().nullable(),
   place: z.string().nullable(),
@@ -190,5 +153,3 @@ export function envelopeSchema<R extends z.ZodType>(result: R) {
     message: z.string().optional(),
   });
 }
-
-export const SUCCEEDED = 'succeeded';

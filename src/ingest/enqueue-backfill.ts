@@ -1,13 +1,14 @@
 import type { Queue } from 'bullmq';
 import type { Db } from '../db/connection.js';
-import { donePartitions, recordPlannedPartitions } from '../db/writes/partitions.js';
-import { upsertStream } from '../db/writes/streams.js';
-import { earthquakeStream, indicatorStream, type EarthquakeFilters } from '../domain/streams.js';
-import { LIMITS } from '../gateway/schemas.js';
+import { doneCoverage, recordPlanned } from '../db/partitions.js';
+import { upsertStream } from '../db/streams.js';
+import type { EarthquakeFilters } from '../domain/filters.js';
+import type { Interval } from '../domain/interval.js';
+import { LIMITS } from '../domain/spec.js';
+import { earthquakeStream, indicatorStream } from '../domain/streams.js';
 import { planChunks } from '../planning/chunks.js';
-import type { Interval } from '../planning/intervals.js';
-import { earthquakeWork, indicatorWork, type PlannedWork } from '../planning/partitions.js';
-import { planWindows, type TimeWindow } from '../planning/windows.js';
+import { planWindows } from '../planning/windows.js';
+import { earthquakeWork, indicatorWork, type PlannedWork } from '../planning/work.js';
 import { enqueueJobs } from '../queue/enqueue.js';
 
 export interface EnqueueSummary {
@@ -18,8 +19,8 @@ export interface EnqueueSummary {
   partitionKeys: string[];
 }
 
-async function enqueueWork<T>(db: Db, queue: Queue, streamKey: string, work: PlannedWork<T>[], refresh: boolean): Promise<EnqueueSummary> {
-  await recordPlannedPartitions(db, work.map((w) => w.partition), refresh);
+async function enqueueWork<T>(db: Db, queue: Queue, streamKey: string, work: PlannedWork<T>[], refresh: boolean, backfillId: string | null): Promise<EnqueueSummary> {
+  await recordPlanned(db, work.map((w) => ({ ...w.partition, backfillId })), refresh);
   const result = await enqueueJobs(queue, work.map((w) => w.job));
   return {
     streamKey,
@@ -37,19 +38,17 @@ export interface EarthquakeBackfill {
   refresh: boolean;
   streamName?: string | null;
   /** Scheduled runs re-read their lookback whatever was done before. */
-  windows?: TimeWindow[];
+  windows?: Interval[];
+  /** The `backfills` row the partitions belong to (its control and budget apply); none for scheduled runs. */
+  backfillId?: string | null;
 }
 
 export async function enqueueEarthquakeBackfill(db: Db, queue: Queue, b: EarthquakeBackfill): Promise<EnqueueSummary> {
   const stream = earthquakeStream(b.filters);
   await upsertStream(db, stream, b.streamName ?? null);
-  const covered: Interval[] = b.refresh
-    ? []
-    : (await donePartitions(db, [stream.streamKey])).flatMap((p) =>
-        p.windowStart && p.windowEnd ? [{ start: p.windowStart.getTime(), end: p.windowEnd.getTime() }] : [],
-      );
+  const covered = b.refresh ? [] : (await doneCoverage(db, stream.streamKey)).windows;
   const windows = b.windows ?? planWindows({ fromMs: b.fromMs, toMs: b.toMs, coveredMs: covered });
-  return enqueueWork(db, queue, stream.streamKey, earthquakeWork(stream, b.filters, windows), b.refresh || b.windows !== undefined);
+  return enqueueWork(db, queue, stream.streamKey, earthquakeWork(stream, b.filters, windows), b.refresh || b.windows !== undefined, b.backfillId ?? null);
 }
 
 export interface IndicatorBackfill {
@@ -59,6 +58,7 @@ export interface IndicatorBackfill {
   toYear: number;
   refresh: boolean;
   streamName?: string | null;
+  backfillId?: string | null;
 }
 
 export async function enqueueIndicatorBackfill(db: Db, queue: Queue, b: IndicatorBackfill): Promise<EnqueueSummary[]> {
@@ -67,13 +67,9 @@ export async function enqueueIndicatorBackfill(db: Db, queue: Queue, b: Indicato
     for (const country of b.countries) {
       const stream = indicatorStream({ indicator, country });
       await upsertStream(db, stream, b.streamName ?? null);
-      const covered: Interval[] = b.refresh
-        ? []
-        : (await donePartitions(db, [stream.streamKey])).flatMap((p) =>
-            p.startYear !== null && p.endYear !== null ? [{ start: p.startYear, end: p.endYear }] : [],
-          );
+      const covered = b.refresh ? [] : (await doneCoverage(db, stream.streamKey)).years;
       const chunks = planChunks({ fromYear: b.fromYear, toYear: b.toYear, maxYears: LIMITS.maxYearSpan, coveredYears: covered });
-      out.push(await enqueueWork(db, queue, stream.streamKey, indicatorWork(stream, { indicator, country }, chunks), b.refresh));
+      out.push(await enqueueWork(db, queue, stream.streamKey, indicatorWork(stream, { indicator, country }, chunks), b.refresh, b.backfillId ?? null));
     }
   }
   return out;

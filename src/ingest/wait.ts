@@ -1,51 +1,65 @@
-import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../db/connection.js';
-import { ingestPartitions } from '../db/schema.js';
+import { countFinished, type FinishedCount, type PartitionProgress } from '../db/partitions.js';
+import type { Halt } from '../domain/backfill.js';
+import { isConnectionError } from '../worker/durable.js';
 
-export interface WaitProgress {
-  total: number;
-  done: number;
-  failed: number;
-}
+export type WaitProgress = PartitionProgress;
+
+/** Where the wait ended: every partition finished, or (with `halt`) the work is held and will not go on by itself. */
+export type WaitResult = FinishedCount & { halt?: Halt };
+
+/** The counts the wait ends with; the running totals are for progress only. */
+const finishedOf = ({ total, done, partial, failed }: WaitProgress): FinishedCount => ({ total, done, partial, failed });
 
 export interface PartitionRef {
   streamKey: string;
   partitionKeys: string[];
 }
 
-async function progressOf(db: Db, refs: PartitionRef[]): Promise<WaitProgress> {
-  let total = 0;
-  let done = 0;
-  let failed = 0;
-  for (const ref of refs) {
-    if (ref.partitionKeys.length === 0) continue;
-    total += ref.partitionKeys.length;
-    for (let i = 0; i < ref.partitionKeys.length; i += 1000) {
-      const rows = await db
-        .select({ state: ingestPartitions.state, n: sql<number>`count(*)::int` })
-        .from(ingestPartitions)
-        .where(and(eq(ingestPartitions.streamKey, ref.streamKey), inArray(ingestPartitions.partitionKey, ref.partitionKeys.slice(i, i + 1000))))
-        .groupBy(ingestPartitions.state);
-      for (const r of rows) {
-        if (r.state === 'done') done += r.n;
-        if (r.state === 'failed') failed += r.n;
-      }
-    }
-  }
-  return { total, done, failed };
+export interface WaitOptions {
+  pollMs?: number;
+  signal?: AbortSignal;
+  /** Called on each poll the database does not answer (the wait goes on). */
+  onOutage?: (e: Error) => void;
+  /** Called between polls (reconciliation, worker presence); its failures never end the wait. */
+  onTick?: () => Promise<void>;
+  /** Whether the work is held (paused, cancelled, at a budget): the wait then ends without it. */
+  halt?: () => Promise<Halt | null>;
 }
 
-/** Polls partition state, the source of truth whichever process runs the jobs. */
-export async function waitForPartitions(
-  db: Db,
-  refs: PartitionRef[],
-  onProgress: (p: WaitProgress) => void,
-  options: { pollMs?: number; signal?: AbortSignal } = {},
-): Promise<WaitProgress> {
+export function isFinishedCount(p: FinishedCount): boolean {
+  return p.done + p.partial + p.failed >= p.total;
+}
+
+/**
+ * Polls partition state, the source of truth whichever process runs the jobs, until every
+ * partition is finished or the work is held. A database outage only pauses the wait: the work
+ * goes on (or waits too) and the answer is still to come.
+ */
+export async function waitForPartitions(db: Db, refs: PartitionRef[], onProgress: (p: WaitProgress) => void, options: WaitOptions = {}): Promise<WaitResult> {
+  let last: WaitProgress = { total: refs.reduce((n, r) => n + r.partitionKeys.length, 0), done: 0, partial: 0, failed: 0, rowsWritten: 0, billedCalls: 0 };
   for (;;) {
-    const p = await progressOf(db, refs);
-    onProgress(p);
-    if (p.done + p.failed >= p.total || options.signal?.aborted) return p;
+    try {
+      last = await countFinished(db, refs);
+      onProgress(last);
+      if (isFinishedCount(last)) {
+        // Partitions a cancel gave up on are finished as failed: say it was the cancel.
+        const halt = last.done + last.partial < last.total ? ((await options.halt?.()) ?? null) : null;
+        return halt?.kind === 'cancelled' ? { ...finishedOf(last), halt } : finishedOf(last);
+      }
+      const halt = (await options.halt?.()) ?? null;
+      if (halt) {
+        // A job may have finished the last partition between the two reads: counted again, that wins.
+        last = await countFinished(db, refs);
+        onProgress(last);
+        return isFinishedCount(last) ? finishedOf(last) : { ...finishedOf(last), halt };
+      }
+    } catch (e) {
+      if (!isConnectionError(e)) throw e;
+      options.onOutage?.(e as Error);
+    }
+    if (options.signal?.aborted) return finishedOf(last);
+    await options.onTick?.().catch(() => undefined);
     await new Promise((r) => setTimeout(r, options.pollMs ?? 500));
   }
 }

@@ -2,8 +2,8 @@
  * Indicator history as gateway-sized year chunks. Unlike time windows, chunks never share a year:
  * years are whole units, so each one is requested exactly once.
  */
-import { LIMITS, yearSpan } from '../gateway/schemas.js';
-import { type Interval, subtractIntervals } from './intervals.js';
+import { LIMITS, yearSpan } from '../domain/spec.js';
+import { type Range, subtractRanges } from '../domain/ranges.js';
 
 /** Both ends inclusive; startYear <= endYear. */
 export interface YearChunk {
@@ -17,7 +17,7 @@ export interface PlanChunksArgs {
   /** Longest chunk, counted inclusively with `yearSpan`; defaults to `LIMITS.maxYearSpan`. */
   maxYears?: number;
   /** Years already ingested for the same series; only the rest are planned. */
-  coveredYears?: readonly Interval[];
+  coveredYears?: readonly Range[];
 }
 
 export interface YearRange {
@@ -46,7 +46,7 @@ export function planChunks({
   if (!Number.isSafeInteger(maxYears) || maxYears < 1) {
     throw new RangeError(`maxYears must be a whole number of at least 1, got ${maxYears}`);
   }
-  return subtractIntervals({ start: fromYear, end: toYear }, coveredYears, 1).flatMap((gap) =>
+  return subtractRanges({ start: fromYear, end: toYear }, coveredYears, 1).flatMap((gap) =>
     splitYears(gap, maxYears),
   );
 }
@@ -92,7 +92,7 @@ function assertYear(year: number, label: string): void {
   if (!Number.isSafeInteger(year)) throw new RangeError(`${label} must be a whole year, got ${year}`);
 }
 
-function splitYears(gap: Interval, maxYears: number): YearChunk[] {
+function splitYears(gap: Range, maxYears: number): YearChunk[] {
   const chunks: YearChunk[] = [];
   for (let startYear = gap.start; startYear <= gap.end; startYear += maxYears) {
     const span = Math.min(maxYears, yearSpan(startYear, gap.end));

@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import type { Operation } from '../gateway/schemas.js';
+import { type Operation } from '../domain/spec.js';
 
 export const QUEUE_NAMES = { earthquake: 'earthquake-windows', indicator: 'indicator-chunks' } as const satisfies Record<
   Operation,
@@ -10,41 +9,37 @@ export const QUEUE_NAMES = { earthquake: 'earthquake-windows', indicator: 'indic
 export interface QueueSettings {
   connection: ConnectionOptions;
   prefix: string;
-  attempts: number;
-  retryBaseDelayMs: number;
 }
 
-/** Named so the worker's backoff strategy knows the jobs it owns. */
-export const BACKOFF_TYPE = 'jittered-retry-after';
-
-/** Retention is bounded: BullMQ keeps finished jobs in Redis until told otherwise. */
-export function defaultJobOptions(s: Pick<QueueSettings, 'attempts'>): JobsOptions {
-  return {
-    attempts: s.attempts,
-    backoff: { type: BACKOFF_TYPE },
-    removeOnComplete: { age: 7 * 24 * 3600, count: 10_000 },
-    removeOnFail: { age: 30 * 24 * 3600, count: 10_000 },
-  };
-}
+/**
+ * Retries are decided by the worker (failures in a row per partition, see worker/run-workers.ts),
+ * which puts a job back as delayed rather than failing it; BullMQ's own attempts only count jobs
+ * put back at shutdown or while Redis was away, which must never fail a window.
+ * Retention is bounded: BullMQ keeps finished jobs in Redis until told otherwise.
+ */
+export const QUEUE_JOB_OPTIONS: JobsOptions = {
+  attempts: 1_000_000,
+  // Only jobs put back at shutdown or while Redis was away come this way: a short fixed wait.
+  backoff: { type: 'fixed', delay: 1_000 },
+  removeOnComplete: { age: 7 * 24 * 3600, count: 10_000 },
+  removeOnFail: { age: 30 * 24 * 3600, count: 10_000 },
+};
 
 export function openQueue(operation: Operation, s: QueueSettings): Queue {
   return new Queue(QUEUE_NAMES[operation], {
     connection: s.connection,
     prefix: s.prefix,
-    defaultJobOptions: defaultJobOptions(s),
+    defaultJobOptions: QUEUE_JOB_OPTIONS,
   });
 }
 
-/** Deterministic, so enqueueing the same partition twice never doubles the work. */
-export function partitionJobId(operation: Operation, streamKey: string, partitionKey: string): string {
-  const stream = createHash('sha256').update(streamKey).digest('hex').slice(0, 16);
-  const part = partitionKey.replace(/[^A-Za-z0-9]+/g, '');
-  return `${operation}-${stream}-${part}`;
-}
-
-/** Exponential with full jitter (AWS architecture blog), capped, unless the gateway said when. */
-export function retryDelayMs(attemptsMade: number, baseMs: number, retryAfterMs: number | null, random = Math.random): number {
-  if (retryAfterMs !== null) return retryAfterMs + Math.floor(random() * Math.min(1000, baseMs));
-  const cap = Math.min(15 * 60_000, baseMs * 2 ** Math.max(0, attemptsMade - 1));
-  return Math.floor(cap / 2 + random() * (cap / 2));
+/**
+ * Closes a queue on a shared connection. BullMQ asks the server's version as soon as a queue is made
+ * and, closing it before the answer, drops its error listeners: the connection closed next fails that
+ * question with no one to hear it, an unhandled rejection that ends a short command (`status`,
+ * `backfill list`) with a crash. Waiting for the first answer first closes it cleanly.
+ */
+export async function closeQueue(queue: Queue): Promise<void> {
+  await queue.waitUntilReady().catch(() => undefined);
+  await queue.close();
 }

@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { redactUrl } from '../config/env.js';
-import { ServiceUnavailableError } from '../cli/exit.js';
+import { ServiceUnavailableError } from '../errors.js';
 
 export const REDIS_CONNECT_TIMEOUT_MS = 5_000;
 

@@ -1,9 +1,10 @@
 /**
  * Liveness, readiness and metrics for orchestrators and Prometheus. Plain node:http: three
- * read-only routes do not justify a framework.
+ * read-only routes do not justify a framework; the dashboard plugs its own routes in (`routes`).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
+import { ServiceUnavailableError } from '../errors.js';
 import { listen } from '../net-listen.js';
 
 export const READY_TIMEOUT_MS = 2_000;
@@ -16,7 +17,16 @@ export interface HttpOptions {
   host?: string;
   registry: Registry;
   checks: Record<string, ReadinessCheck>;
+  /** More routes, asked first (the dashboard). */
+  routes?: HttpRoutes;
   onError?: (err: unknown) => void;
+}
+
+export interface HttpRoutes {
+  /** Listed in the 404 answer. */
+  paths: readonly string[];
+  /** Serves the request and resolves true, or resolves false to leave it to the built-in routes. */
+  handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean>;
 }
 
 export interface RunningHttp {
@@ -52,7 +62,9 @@ export async function readiness(checks: Record<string, ReadinessCheck>): Promise
 }
 
 async function route(o: HttpOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const path = url.pathname;
+  if (o.routes && (await o.routes.handle(req, res, url))) return;
   if (req.method !== 'GET' && req.method !== 'HEAD') return sendJson(res, 405, { error: 'method not allowed' });
   if (path === '/healthz') return sendJson(res, 200, { status: 'ok' });
   if (path === '/readyz') {
@@ -65,7 +77,15 @@ async function route(o: HttpOptions, req: IncomingMessage, res: ServerResponse):
     res.end(text);
     return;
   }
-  sendJson(res, 404, { error: 'not found', routes: ['/healthz', '/readyz', '/metrics'] });
+  sendJson(res, 404, { error: 'not found', routes: ['/healthz', '/readyz', '/metrics', ...(o.routes?.paths ?? [])] });
+}
+
+/** What an operator can act on, without a stack: the port is named as the variable that sets it. */
+function listenError(err: unknown, port: number): unknown {
+  const code = err instanceof Error ? (err as NodeJS.ErrnoException).code : undefined;
+  if (code === 'EADDRINUSE') return new ServiceUnavailableError(`HTTP_PORT ${port} is already in use (EADDRINUSE): choose another port`, { cause: err });
+  if (code === 'EACCES') return new ServiceUnavailableError(`HTTP_PORT ${port} may not be opened by this user (EACCES): choose a port above 1023`, { cause: err });
+  return err;
 }
 
 /** Listens on `port` (0 picks a free port; the bound one is returned). */
@@ -77,10 +97,13 @@ export async function startHttpServer(o: HttpOptions): Promise<RunningHttp> {
       else res.destroy();
     });
   });
-  server.on('error', (err) => o.onError?.(err));
   // Probes are short requests; keep-alive sockets would otherwise delay close() on shutdown.
   server.keepAliveTimeout = 1_000;
-  const address = await listen(server, o.port, o.host ?? '0.0.0.0');
+  const address = await listen(server, o.port, o.host ?? '0.0.0.0').catch((err: unknown) => {
+    throw listenError(err, o.port);
+  });
+  // Only now: a failed listen is the caller's error to report, not a logged endpoint error.
+  server.on('error', (err) => o.onError?.(err));
   return {
     port: address.port,
     close: () =>

@@ -13,6 +13,8 @@ export type StreamKind = 'earthquake' | 'indicator';
 export interface TickData {
   kind: StreamKind;
   stream: string;
+  /** Earthquake streams: which refresh tier this scheduler re-reads (0 when absent). */
+  tier?: number;
 }
 
 export type SchedulerRepeat = { pattern: string; tz: string } | { every: number };
@@ -31,8 +33,9 @@ export const TICK_JOB_OPTIONS: JobsOptions = {
   removeOnFail: { count: 1_000 },
 };
 
-export function schedulerId(kind: StreamKind, stream: string): string {
-  return `${kind}:${stream}`;
+/** Tier 0 keeps the plain id, so a stream that gains tiers keeps its first scheduler. */
+export function schedulerId(kind: StreamKind, stream: string, tier = 0): string {
+  return tier === 0 ? `${kind}:${stream}` : `${kind}:${stream}:tier${tier}`;
 }
 
 /** jobs.yaml evaluates cron in UTC unless told otherwise; BullMQ would use the host's zone. */
@@ -41,15 +44,17 @@ function repeatOf(schedule: Schedule): SchedulerRepeat {
   return { pattern: schedule.pattern, tz: schedule.timezone ?? 'UTC' };
 }
 
-/** Pure: one scheduler per enabled stream, in file order. */
+/** Pure: one scheduler per enabled indicator stream and per refresh tier of an enabled earthquake stream, in file order. */
 export function desiredSchedulers(file: ResolvedJobsFile): DesiredScheduler[] {
-  const streams = [
-    ...file.earthquakes.map((s) => ({ kind: 'earthquake' as const, s })),
-    ...file.indicators.map((s) => ({ kind: 'indicator' as const, s })),
-  ];
-  return streams
-    .filter(({ s }) => s.enabled)
-    .map(({ kind, s }) => ({ id: schedulerId(kind, s.name), repeat: repeatOf(s.schedule), data: { kind, stream: s.name } }));
+  const quakes = file.earthquakes
+    .filter((s) => s.enabled)
+    .flatMap((s) =>
+      s.refresh.map((tier, i) => ({ id: schedulerId('earthquake', s.name, i), repeat: repeatOf(tier.schedule), data: { kind: 'earthquake' as const, stream: s.name, tier: i } })),
+    );
+  const indicators = file.indicators
+    .filter((s) => s.enabled)
+    .map((s) => ({ id: schedulerId('indicator', s.name), repeat: repeatOf(s.schedule), data: { kind: 'indicator' as const, stream: s.name } }));
+  return [...quakes, ...indicators];
 }
 
 export function openTickQueue(connection: ConnectionOptions, prefix: string): Queue {

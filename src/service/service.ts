@@ -11,9 +11,12 @@ import type { Log } from '../log.js';
 import type { CallObserver } from '../worker/deps.js';
 import type { RunningWorkers } from '../worker/run-workers.js';
 import { watchJobsFile } from './config-watch.js';
+import { createDashboard } from './dashboard/index.js';
 import { startHttpServer } from './http.js';
+import { startRetention } from './retention.js';
 import { createServiceMetrics } from './metrics.js';
 import { desiredSchedulers, openTickQueue, syncSchedulers } from './schedulers.js';
+import { closeQueue } from '../queue/queues.js';
 import { startTickWorker } from './tick.js';
 
 export interface ServiceDeps {
@@ -31,6 +34,12 @@ export interface ServiceOptions {
   configPollMs?: number;
   /** How often schedulers are re-synced anyway, e.g. after Redis lost its data. */
   resyncMs?: number;
+  /** How often audit rows past AUDIT_RETENTION_DAYS are rolled up (also once at start); default hourly. */
+  retentionIntervalMs?: number;
+  /** DASHBOARD_TOKEN: Bull Board's actions need it; null (default) leaves the board read-only. */
+  dashboardToken?: string | null;
+  /** BILLED_CALLS_PER_DAY, shown on the status page and as the budget gauge; null: no cap. */
+  budget?: { billedCallsPerDay: number | null };
 }
 
 export interface RunningService {
@@ -64,14 +73,22 @@ export async function startService(deps: ServiceDeps, file: ResolvedJobsFile, o:
   const queues = [deps.queues.earthquake, deps.queues.indicator, tickQueue];
   // An 'error' event without a listener would throw and end the process on a Redis outage.
   for (const q of queues) q.on('error', (err) => log.warn({ err: err.message, queue: q.name }, 'queue connection error'));
-  const metrics = createServiceMetrics(queues);
+  const budget = o.budget ?? { billedCallsPerDay: null };
+  const metrics = createServiceMetrics({ queues, db: deps.db.db, billedCallsPerDay: budget.billedCallsPerDay });
+  const onError = (err: unknown) => log.error({ err }, 'http endpoint error');
+  // `watch` exists before the first request is read: nothing awaits between listening and creating it.
+  const routes = createDashboard({ db: deps.db.db, jobsFile: () => watch.current(), budget, queues, token: o.dashboardToken ?? null, onError });
   const http = await startHttpServer({
     port: env.httpPort,
     registry: metrics.registry,
     checks: { postgres: () => deps.db.pool.query('select 1'), redis: redisCheck(deps.redis) },
-    onError: (err) => log.error({ err }, 'http endpoint error'),
+    routes,
+    onError,
+  }).catch(async (err: unknown) => {
+    await closeQueue(tickQueue);
+    throw err;
   });
-  log.info({ port: http.port }, 'http listening');
+  log.info({ port: http.port, dashboard: o.dashboardToken ? 'token' : 'read-only' }, 'http listening');
 
   let syncing: Promise<void> = Promise.resolve();
   const sync = (): Promise<void> => {
@@ -88,6 +105,7 @@ export async function startService(deps: ServiceDeps, file: ResolvedJobsFile, o:
   metrics.watchWorkers([...windows.workers, ticks]);
   await sync();
   const resync = setInterval(() => void sync(), o.resyncMs ?? DEFAULT_RESYNC_MS).unref();
+  const retention = startRetention({ db: deps.db.db, log, retentionDays: env.auditRetentionDays, intervalMs: o.retentionIntervalMs });
 
   return {
     port: http.port,
@@ -96,11 +114,12 @@ export async function startService(deps: ServiceDeps, file: ResolvedJobsFile, o:
     },
     async stop(deadlineMs) {
       clearInterval(resync);
+      await retention.stop();
       watch.close();
       await http.close();
       const [windowsResult, tickCutOff] = await Promise.all([windows.close(deadlineMs), closeWorker(ticks, deadlineMs)]);
       await syncing;
-      await tickQueue.close();
+      await closeQueue(tickQueue);
       return { cutOff: windowsResult.cutOff || tickCutOff };
     },
   };

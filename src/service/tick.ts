@@ -1,12 +1,13 @@
 /**
- * A tick is one scheduled run of one jobs.yaml stream. It only plans and enqueues: the window and
- * chunk jobs it adds are fetched by the ordinary workers, with their retries and truncation handling.
+ * A tick is one scheduled run of one jobs.yaml stream (one refresh tier of an earthquake stream).
+ * It only plans and enqueues: the window and chunk jobs it adds are fetched by the ordinary
+ * workers, with their retries, truncation handling and deletion reconciliation.
  */
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
 import { z } from 'zod';
 import type { EarthquakeStreamConfig, IndicatorStreamConfig, ResolvedJobsFile } from '../config/jobs-file.js';
 import type { Db } from '../db/connection.js';
-import { enqueueEarthquakeBackfill, enqueueIndicatorBackfill, type EnqueueSummary } from '../ingest/enqueue-backfill.js';
+import { enqueueEarthquakeRefresh, enqueueIndicatorRefresh, type RefreshSummary } from '../ingest/enqueue-refresh.js';
 import type { Log } from '../log.js';
 import { resolveYearRange } from '../planning/chunks.js';
 import { planLookbackWindows } from '../planning/windows.js';
@@ -15,6 +16,7 @@ import { TICK_QUEUE, type TickData } from './schedulers.js';
 export const tickSchema = z.strictObject({
   kind: z.enum(['earthquake', 'indicator']),
   stream: z.string().min(1),
+  tier: z.number().int().min(0).optional(),
 }) satisfies z.ZodType<TickData>;
 
 export interface TickDeps {
@@ -28,36 +30,28 @@ export interface TickDeps {
 export interface TickOutcome {
   kind: TickData['kind'];
   stream: string;
+  tier: number;
   planned: number;
   added: number;
+  /** Slots an earlier tick is still reading (left to finish). */
+  stillRunning: number;
   /** Why nothing was enqueued, when nothing was. */
   skipped: string | null;
 }
 
-async function earthquakeRun(s: EarthquakeStreamConfig, nowMs: number, deps: TickDeps): Promise<EnqueueSummary[]> {
-  const windows = planLookbackWindows({ nowMs, lookbackMs: s.lookbackMs });
+/** One tier: its band of event ages, [now - withinMs, now - fromMs], in slots reused by every tick. */
+async function earthquakeRun(s: EarthquakeStreamConfig, tierIndex: number, nowMs: number, deps: TickDeps): Promise<RefreshSummary[] | string> {
+  const tier = s.refresh[tierIndex];
+  if (!tier) return `refresh tier ${tierIndex} is no longer declared for ${s.name}`;
+  const windows = planLookbackWindows({ nowMs, lookbackMs: tier.withinMs, recentMs: tier.fromMs });
   const filters = { minMagnitude: s.minMagnitude, circle: s.circle };
-  const summary = await enqueueEarthquakeBackfill(deps.db, deps.queues.earthquake, {
-    filters,
-    fromMs: nowMs - s.lookbackMs,
-    toMs: nowMs,
-    refresh: true,
-    streamName: s.name,
-    windows,
-  });
-  return [summary];
+  return [await enqueueEarthquakeRefresh(deps.db, deps.queues.earthquake, { filters, streamName: s.name, tier: tierIndex, windows })];
 }
 
-function indicatorRun(s: IndicatorStreamConfig, nowMs: number, deps: TickDeps): Promise<EnqueueSummary[]> {
+function indicatorRun(s: IndicatorStreamConfig, nowMs: number, deps: TickDeps): Promise<RefreshSummary[]> {
   const currentYear = new Date(nowMs).getUTCFullYear();
   const years = resolveYearRange({ fromYear: s.fromYear ?? undefined, toYear: s.toYear ?? undefined, currentYear });
-  return enqueueIndicatorBackfill(deps.db, deps.queues.indicator, {
-    indicators: s.indicators,
-    countries: s.countries,
-    ...years,
-    refresh: true,
-    streamName: s.name,
-  });
+  return enqueueIndicatorRefresh(deps.db, deps.queues.indicator, { indicators: s.indicators, countries: s.countries, ...years, streamName: s.name });
 }
 
 function skipReason(s: { enabled: boolean } | undefined, data: TickData, file: ResolvedJobsFile): string {
@@ -65,11 +59,11 @@ function skipReason(s: { enabled: boolean } | undefined, data: TickData, file: R
 }
 
 /** The summaries of what was enqueued, or why nothing was. */
-async function plan(data: TickData, nowMs: number, deps: TickDeps): Promise<EnqueueSummary[] | string> {
+async function plan(data: TickData, nowMs: number, deps: TickDeps): Promise<RefreshSummary[] | string> {
   const file = deps.jobsFile();
   if (data.kind === 'earthquake') {
     const s = file.earthquakes.find((e) => e.name === data.stream);
-    return s?.enabled ? earthquakeRun(s, nowMs, deps) : skipReason(s, data, file);
+    return s?.enabled ? earthquakeRun(s, data.tier ?? 0, nowMs, deps) : skipReason(s, data, file);
   }
   const s = file.indicators.find((i) => i.name === data.stream);
   return s?.enabled ? indicatorRun(s, nowMs, deps) : skipReason(s, data, file);
@@ -77,12 +71,11 @@ async function plan(data: TickData, nowMs: number, deps: TickDeps): Promise<Enqu
 
 /** Runs one tick; a stream no longer declared (or disabled) is skipped, not failed. */
 export async function processTick(data: TickData, nowMs: number, deps: TickDeps): Promise<TickOutcome> {
-  const base = { kind: data.kind, stream: data.stream, planned: 0, added: 0 };
+  const base = { kind: data.kind, stream: data.stream, tier: data.tier ?? 0, planned: 0, added: 0, stillRunning: 0 };
   const summaries = await plan(data, nowMs, deps);
   if (typeof summaries === 'string') return { ...base, skipped: summaries };
-  const planned = summaries.reduce((n, s) => n + s.planned, 0);
-  const added = summaries.reduce((n, s) => n + s.added, 0);
-  return { ...base, planned, added, skipped: null };
+  const sum = (f: (s: RefreshSummary) => number) => summaries.reduce((n, s) => n + f(s), 0);
+  return { ...base, planned: sum((s) => s.planned), added: sum((s) => s.added), stillRunning: sum((s) => s.stillRunning), skipped: null };
 }
 
 /**

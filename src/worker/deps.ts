@@ -2,7 +2,7 @@ import type { Db } from '../db/connection.js';
 import type { Gateway } from '../gateway/client.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
 import type { Log } from '../log.js';
-import type { TruncationMemory } from './truncation-memory.js';
+import type { CallSlots } from './slots.js';
 
 /** Observes calls and writes; the service wires Prometheus here, tests and the CLI may not. */
 export interface CallObserver {
@@ -13,13 +13,21 @@ export interface ProcessorDeps {
   gateway: Gateway;
   db: Db;
   log: Log;
-  truncation: TruncationMemory;
+  /** How long what was learned of a gateway's cap is trusted (GATEWAY_KNOWLEDGE_TTL_MS). */
+  knowledgeTtlMs: number;
   observer?: CallObserver;
+  /** BILLED_CALLS_PER_DAY (null or absent: counted, not capped). */
+  budget?: { billedCallsPerDay: number | null };
 }
 
 export interface JobContext {
   jobId: string | null;
   /** 1-based attempt number of the job. */
   attempt: number;
+  /** Aborted at the shutdown deadline: calls still in flight then are cut off. */
   signal?: AbortSignal;
+  /** True once shutdown began: no new gateway call may start. */
+  stopping?: () => boolean;
+  /** The process's gateway call slots, and how many calls one window may have in flight at once. */
+  lanes?: { slots: CallSlots; max: number };
 }

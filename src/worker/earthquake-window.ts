@@ -1,121 +1,182 @@
-import { z } from 'zod';
-import type { CallContext } from '../db/writes/audit.js';
-import { recordEarthquakeAnswer } from '../db/writes/earthquake-answer.js';
-import { loadPartition } from '../db/writes/partitions.js';
-import { GatewayError } from '../gateway/errors.js';
-import { EARTHQUAKE_PROVIDER, LIMITS, type EarthquakeRequest } from '../gateway/schemas.js';
-import { toRfc3339 } from '../gateway/time.js';
-import {
-  advance,
-  afterRefutation,
-  initialFrontier,
-  nextQuery,
-  purposeOf,
-  UnresolvableTruncationError,
-  type Frontier,
-  type MsInterval,
-} from '../planning/truncation.js';
-import type { EarthquakeWindowJob } from '../queue/payloads.js';
+import type { CallContext } from '../db/audit.js';
+import { recordEarthquakeAnswer } from '../db/earthquake-events.js';
+import { finishRead } from '../db/answers.js';
+import { lastAnswerOf } from '../db/audit.js';
+import { isDone, loadPartition } from '../db/partitions.js';
+import type { EarthquakeFilters } from '../domain/filters.js';
+import { PARTITION_STATE } from '../domain/partition.js';
+import { toRfc3339 } from '../domain/time.js';
+import { GaveUpError } from '../errors.js';
+import type { EarthquakeRequest, EarthquakeResult } from '../gateway/schemas.js';
+import { advance, frontierSchema, initialFrontier, nextQueries, provenIntervals, splitForLanes, taskKey, type Frontier, type Query, type Region } from '../planning/truncation/index.js';
+import type { EarthquakeWindowJob } from '../planning/work.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
-import { failedAttempt } from './failed-attempt.js';
+import { failedAttempt, makeCall, type Call } from './call.js';
+import { durable } from './durable.js';
+import { reconcileDeletions, type DeletionOutcome } from './deletions.js';
+import { emptyStats, learnFromAnswer, MAX_RESULTS, shareOrderEvidence, tally, windowKnowledge } from './gateway-facts.js';
 
-export const MAX_RESULTS = LIMITS.maxResultsCeiling;
-
-const intervalSchema = z.object({ startMs: z.number(), endMs: z.number() });
-const seenSchema = z.object({ id: z.string(), timeMs: z.number() });
-const frontierSchema = z.object({
-  window: intervalSchema,
-  tasks: z.array(
-    z.union([
-      z.object({ kind: z.literal('fetch'), interval: intervalSchema, expect: z.array(seenSchema), estimate: z.number().optional() }),
-      z.object({
-        kind: z.literal('probe'),
-        interval: intervalSchema,
-        target: intervalSchema,
-        sample: z.array(seenSchema),
-        candidate: z.enum(['newest', 'oldest']),
-      }),
-    ]),
-  ),
-});
-
-/** Pure: the gateway request for one interval of a window job. */
-export function earthquakeRequest(job: EarthquakeWindowJob, q: MsInterval): EarthquakeRequest {
-  const { minMagnitude, circle } = job.filters;
+/** Pure: the gateway request for one query of a window: the stream's filters, the query's region and circle. */
+export function earthquakeRequest(filters: EarthquakeFilters, q: Query): EarthquakeRequest {
+  const circle = q.circle ?? filters.circle;
   return {
-    provider: EARTHQUAKE_PROVIDER,
-    start_time: toRfc3339(q.startMs),
-    end_time: toRfc3339(q.endMs),
-    ...(minMagnitude === null ? {} : { min_magnitude: minMagnitude }),
+    provider: 'quake-catalog',
+    start_time: toRfc3339(q.region.lo),
+    end_time: toRfc3339(q.region.hi),
+    ...(filters.minMagnitude === null ? {} : { min_magnitude: filters.minMagnitude }),
     ...(circle ? { latitude: circle.latitude, longitude: circle.longitude, radius_km: circle.radiusKm } : {}),
     max_results: MAX_RESULTS,
   };
 }
 
-function resumeFrontier(stored: unknown, window: MsInterval): Frontier {
-  const parsed = frontierSchema.safeParse(stored);
-  const same = parsed.success && parsed.data.window.startMs === window.startMs && parsed.data.window.endMs === window.endMs;
-  return same && parsed.data.tasks.length > 0 ? parsed.data : initialFrontier(window);
+type Stored = { frontier: Frontier } | { retry: Region[] } | null;
+
+/**
+ * The saved frontier of this window: to resume (a read with tasks left, or one whose answers are
+ * all in but that had not ended: its deletions are reconciled and it ends), or (a partial window
+ * planned again) the intervals left.
+ */
+function storedState(partition: { frontier: unknown; state: string } | null, job: EarthquakeWindowJob): Stored {
+  const parsed = frontierSchema.safeParse(partition?.frontier);
+  if (!parsed.success || parsed.data.window.startMs !== job.windowStartMs || parsed.data.window.endMs !== job.windowEndMs) return null;
+  if (parsed.data.tasks.length > 0 || partition?.state === PARTITION_STATE.running) return { frontier: parsed.data };
+  return parsed.data.unresolved.length > 0 ? { retry: parsed.data.unresolved } : null;
 }
 
 export interface WindowOutcome {
   calls: number;
   rowsWritten: number;
   skipped: boolean;
+  deletions?: DeletionOutcome | null;
+}
+
+/** A query's call as it came back: made (answered or failed), or not made at all (stopping, database away). */
+type Landed = { key: string; query: Query; call: CallContext; made: Call<EarthquakeResult> } | { key: string; query: Query; error: unknown };
+
+/** How many queries to send now: one when nothing is in flight, more only on call slots nobody waits for. */
+function lanesNow(ctx: JobContext, inFlight: number): number {
+  const max = ctx.lanes?.max ?? 1;
+  const idle = ctx.lanes?.slots.idle() ?? 0;
+  return Math.max(0, Math.min(max - inFlight, (inFlight === 0 ? 1 : 0) + idle));
 }
 
 /**
- * Covers one window with untruncated answers (or a proven chain), writing each answer with its
- * audit row and the remaining frontier, so a retry resumes where the last attempt stopped.
+ * Covers one window with answers that prove each part complete (or chain claims within the risk
+ * budget), writing each answer with its audit row and the remaining frontier in one transaction,
+ * so a job stopped after any call resumes without paying for that call again. Once a chain's
+ * density is known, idle call slots run parts of it at once (lanes); answers are applied in the
+ * order they come. A failed call stops new ones, and the answers still in flight are kept.
  */
 export async function processEarthquakeWindow(job: EarthquakeWindowJob, ctx: JobContext, deps: ProcessorDeps): Promise<WindowOutcome> {
-  const { db, gateway, log, truncation } = deps;
-  const partition = await loadPartition(db, job.streamKey, job.partitionKey);
-  if (partition?.state === 'done') return { calls: 0, rowsWritten: 0, skipped: true };
+  const { db, log } = deps;
+  const partition = await loadPartition(db, job);
+  if (isDone(partition)) return { calls: 0, rowsWritten: 0, skipped: true };
   const window = { startMs: job.windowStartMs, endMs: job.windowEndMs };
-  let frontier = resumeFrontier(partition?.frontier, window);
-  const orderKey = `${gateway.baseUrl}|earthquake`;
+  const backfillId = partition?.backfillId ?? null;
+  const stored = storedState(partition, job);
+  // A read of the whole window starts now: what no answer returns from here on is a deletion candidate.
+  let frontier =
+    stored && 'frontier' in stored
+      ? stored.frontier
+      : initialFrontier(window, await windowKnowledge(deps, job, ctx, backfillId), stored?.retry, stored?.retry ? 0 : Date.now());
   const outcome: WindowOutcome = { calls: 0, rowsWritten: 0, skipped: false };
-  for (let q = nextQuery(frontier); q; q = nextQuery(frontier)) {
-    const call: CallContext = { streamKey: job.streamKey, partitionKey: job.partitionKey, jobId: ctx.jobId, attempt: ctx.attempt, purpose: purposeOf(frontier)! };
-    const attempt = await gateway.queryEarthquakes(earthquakeRequest(job, q), ctx.signal);
-    outcome.calls++;
-    if (!attempt.ok) throw await failedAttempt(deps, attempt.record, attempt.cause, call, logFields(job, q, ctx));
-    const events = attempt.result.events ?? [];
-    const truncated = events.length >= MAX_RESULTS;
-    const seen = events.map((e) => ({ id: e.id, timeMs: Date.parse(e.time) }));
-    let step;
-    try {
-      step = advance(frontier, { events: seen, truncated }, truncation.get(orderKey), MAX_RESULTS);
-    } catch (e) {
-      // The events are sound; keep them, then fail the window for good with the reason.
-      await recordEarthquakeAnswer(db, attempt.record, call, events, truncated, { frontier, done: false });
-      if (e instanceof UnresolvableTruncationError) throw new GatewayError('parameters', e.message, { cause: e });
-      throw e;
+  const evidence = emptyStats();
+  const flights = new Map<string, Promise<Landed>>();
+  let failure: unknown = null;
+  let capShared = false;
+  try {
+    for (;;) {
+      if (failure === null) {
+        const want = lanesNow(ctx, flights.size);
+        const busy = new Set(flights.keys());
+        const ready = nextQueries(frontier, busy, want).length;
+        if (ready < want && flights.size + ready > 0) frontier = splitForLanes(frontier, want - ready, (t) => busy.has(taskKey(t)));
+        for (const { key, query } of nextQueries(frontier, busy, want)) flights.set(key, send(job, key, query, ctx, deps, backfillId));
+      }
+      if (flights.size === 0) break;
+      const landed = await Promise.race(flights.values());
+      flights.delete(landed.key);
+      outcome.calls++;
+      if ('error' in landed) {
+        failure ??= landed.error;
+        continue;
+      }
+      const { attemptId, attempt } = landed.made;
+      const fields = logFields(job, landed.query, ctx);
+      if (!attempt.ok) {
+        // Every failed lane is audited and counted, not only the first.
+        const error = await failedAttempt(deps, attemptId, attempt.record, attempt.cause, landed.call, ctx, fields);
+        failure ??= error;
+        continue;
+      }
+      const events = attempt.result.events ?? [];
+      const step = advance(frontier, { events: events.map((e) => ({ id: e.id, timeMs: Date.parse(e.time) })) }, landed.key);
+      // The read ends after the loop (deletions reconciled first): an answer only moves the frontier.
+      const progress = { frontier: step.frontier, finish: null };
+      const written = await durable(() => recordEarthquakeAnswer(db, attemptId, attempt.record, landed.call, events, step.saturated, progress), ctx, log);
+      deps.observer?.onCall(attempt.record, written.rowsWritten);
+      // A floor raised is shared at once; one that held is refreshed once per job, not once per call.
+      if (step.learned.answerSize > frontier.capFloor || !capShared) capShared = (await learnFromAnswer(deps, step, frontier.capFloor, attempt.record.finishedAt)) || capShared;
+      tally(evidence, step);
+      outcome.rowsWritten += written.rowsWritten;
+      for (const note of step.notes) log.warn({ ...fields, note }, 'gateway truncation order contradicted; that part of the window is read again');
+      log.info(
+        { ...fields, outcome: attempt.record.outcome, units: attempt.record.units, returned: events.length, saturated: step.saturated, rowsWritten: written.rowsWritten, durationMs: attempt.record.durationMs, inFlight: flights.size },
+        'gateway call',
+      );
+      frontier = step.frontier;
+      if (step.failure) failure ??= new GaveUpError(step.failure);
     }
-    if (step.verdict) truncation.set(orderKey, step.verdict);
-    if (step.refuted) truncation.set(orderKey, afterRefutation(truncation.get(orderKey), step.refuted));
-    if (step.contradiction) log.warn({ ...logFields(job, q, ctx), reason: step.contradiction }, 'gateway contradicted its truncation order; window restarts');
-    const written = await recordEarthquakeAnswer(db, attempt.record, call, events, truncated, {
-      frontier: step.frontier,
-      done: step.frontier.tasks.length === 0,
-    });
-    deps.observer?.onCall(attempt.record, written.rowsWritten);
-    outcome.rowsWritten += written.rowsWritten;
-    log.info(
-      { ...logFields(job, q, ctx), purpose: call.purpose, outcome: attempt.record.outcome, units: attempt.record.units, returned: events.length, truncated, rowsWritten: written.rowsWritten, durationMs: attempt.record.durationMs, verdict: step.verdict ?? undefined },
-      'gateway call',
-    );
-    frontier = step.frontier;
+  } finally {
+    // Never leave a call running unobserved: its audit row must be completed before the job lets go.
+    await Promise.allSettled(flights.values());
+    await shareOrderEvidence(deps, evidence).catch((err: unknown) => log.warn({ err }, 'could not share what was learned of the gateway'));
   }
+  if (failure !== null) throw failure;
+  outcome.deletions = await reconcileAfterRead(job, frontier, ctx, deps, backfillId);
+  // Checks cut short (shutdown, a failed check) leave their candidates to the next read: the read still ends.
+  const finish = frontier.unresolved.length > 0 ? PARTITION_STATE.partial : PARTITION_STATE.done;
+  await durable(() => finishRead(db, { ...job, jobId: ctx.jobId, attempt: ctx.attempt, purpose: 'finish', backfillId }, finish, provenIntervals(frontier), new Date()), ctx, log);
+  if (finish === PARTITION_STATE.partial) log.warn({ stream: job.streamKey, window: job.partitionKey, unresolved: frontier.unresolved.map((r) => `${toRfc3339(r.lo)}/${toRfc3339(r.hi)}`) }, 'window partial: intervals no query could resolve');
   return outcome;
 }
 
-function logFields(job: EarthquakeWindowJob, q: MsInterval, ctx: JobContext) {
+/** Deletions of a read whose answers are all in; never fails the window (the next read tries again). */
+async function reconcileAfterRead(job: EarthquakeWindowJob, f: Frontier, ctx: JobContext, deps: ProcessorDeps, backfillId: string | null): Promise<DeletionOutcome | null> {
+  try {
+    const proof = f.startedAtMs > 0 ? await lastAnswerOf(deps.db, job, new Date(f.startedAtMs)) : null;
+    if (proof === null) return null;
+    const d = await reconcileDeletions(job, f, proof, ctx, deps, backfillId);
+    if (d.candidates > 0) deps.log.info({ stream: job.streamKey, window: job.partitionKey, ...d }, 'deletions reconciled');
+    return d;
+  } catch (err) {
+    deps.log.warn({ stream: job.streamKey, window: job.partitionKey, err: err instanceof Error ? err.message : String(err) }, 'deletion reconciliation stopped; the next re-read tries again');
+    return null;
+  }
+}
+
+/** One query on a call slot; whatever happens comes back as a value, so that other lanes go on. */
+async function send(job: EarthquakeWindowJob, key: string, query: Query, ctx: JobContext, deps: ProcessorDeps, backfillId: string | null): Promise<Landed> {
+  const call: CallContext = { streamKey: job.streamKey, partitionKey: job.partitionKey, jobId: ctx.jobId, attempt: ctx.attempt, purpose: query.purpose, backfillId };
+  const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
+  try {
+    const request = earthquakeRequest(job.filters, query);
+    const made = await makeCall(deps, call, 'earthquake', request, () => deps.gateway.queryEarthquakes(request, ctx.signal), ctx);
+    return { key, query, call, made };
+  } catch (error) {
+    return { key, query, error };
+  } finally {
+    release();
+  }
+}
+
+function logFields(job: EarthquakeWindowJob, q: Query, ctx: JobContext) {
   return {
     operation: 'earthquake',
     stream: job.streamKey,
-    window: `${toRfc3339(q.startMs)}/${toRfc3339(q.endMs)}`,
+    window: job.partitionKey,
+    query: `${toRfc3339(q.region.lo)}/${toRfc3339(q.region.hi)}`,
+    purpose: q.purpose,
     jobId: ctx.jobId,
     attempt: ctx.attempt,
   };

@@ -1,10 +1,12 @@
-import type { CallContext } from '../db/writes/audit.js';
-import { recordIndicatorAnswer } from '../db/writes/indicator-answer.js';
-import { loadPartition } from '../db/writes/partitions.js';
-import { INDICATOR_PROVIDER, type IndicatorRequest } from '../gateway/schemas.js';
-import type { IndicatorChunkJob } from '../queue/payloads.js';
+import type { CallContext } from '../db/audit.js';
+import { recordIndicatorAnswer } from '../db/indicator-values.js';
+import { isDone, loadPartition } from '../db/partitions.js';
+import { type IndicatorRequest } from '../gateway/schemas.js';
+import type { IndicatorChunkJob } from '../planning/work.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
-import { failedAttempt } from './failed-attempt.js';
+import { failedAttempt, makeCall } from './call.js';
+import { durable } from './durable.js';
+import { INDICATOR_PROVIDER } from '../domain/spec.js';
 
 /** Pure: the gateway request for one chunk. */
 export function indicatorRequest(job: IndicatorChunkJob): IndicatorRequest {
@@ -19,13 +21,17 @@ export function indicatorRequest(job: IndicatorChunkJob): IndicatorRequest {
 
 export async function processIndicatorChunk(job: IndicatorChunkJob, ctx: JobContext, deps: ProcessorDeps): Promise<{ rowsWritten: number; skipped: boolean }> {
   const { db, gateway, log } = deps;
-  const partition = await loadPartition(db, job.streamKey, job.partitionKey);
-  if (partition?.state === 'done') return { rowsWritten: 0, skipped: true };
-  const call: CallContext = { streamKey: job.streamKey, partitionKey: job.partitionKey, jobId: ctx.jobId, attempt: ctx.attempt, purpose: 'fetch' };
+  const partition = await loadPartition(db, job);
+  if (isDone(partition)) return { rowsWritten: 0, skipped: true };
+  const call: CallContext = { streamKey: job.streamKey, partitionKey: job.partitionKey, jobId: ctx.jobId, attempt: ctx.attempt, purpose: 'fetch', backfillId: partition?.backfillId ?? null };
   const fields = { operation: 'indicator', stream: job.streamKey, years: `${job.startYear}-${job.endYear}`, jobId: ctx.jobId, attempt: ctx.attempt };
-  const attempt = await gateway.queryIndicator(indicatorRequest(job), ctx.signal);
-  if (!attempt.ok) throw await failedAttempt(deps, attempt.record, attempt.cause, call, fields);
-  const written = await recordIndicatorAnswer(db, attempt.record, call, attempt.result, job);
+  const request = indicatorRequest(job);
+  // One pool of call slots for both operations: WORKER_CONCURRENCY bounds the calls in flight.
+  const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
+  const { attemptId, attempt } = await makeCall(deps, call, 'indicator', request, () => gateway.queryIndicator(request, ctx.signal), ctx).finally(release);
+  if (!attempt.ok) throw await failedAttempt(deps, attemptId, attempt.record, attempt.cause, call, ctx, fields);
+  const result = attempt.result;
+  const written = await durable(() => recordIndicatorAnswer(db, attemptId, attempt.record, call, result, job), ctx, log);
   deps.observer?.onCall(attempt.record, written.rowsWritten);
   log.info(
     { ...fields, outcome: attempt.record.outcome, units: attempt.record.units, countryId: attempt.result.country.id, values: attempt.result.values?.length ?? 0, rowsWritten: written.rowsWritten, durationMs: attempt.record.durationMs },

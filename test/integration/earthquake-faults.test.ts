@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earthquakeEvents, gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
 import { loadUsgsFile, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
-import { fixturesFolder } from '../../src/paths.js';
+import { dataFolder } from '../../src/paths.js';
 import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
 import { startPipeline, type Pipeline } from '../support/pipeline.js';
 
-const WEEK = `${fixturesFolder}usgs/all_week_2023-03-31_2023-04-07.geojson`;
+const WEEK = `${dataFolder}usgs/all_week_2023-03-31_2023-04-07.geojson`;
 const KEY = 'test-key-faults';
 const NOW = () => new Date('2023-05-01T00:00:00Z');
 const WINDOW = { fromMs: Date.parse('2023-03-31T00:00:00Z'), toMs: Date.parse('2023-04-08T00:00:00Z') };
@@ -35,7 +35,7 @@ describe('earthquake backfill through gateway faults', () => {
       emulator.injectFaults(kind, 1);
     }
     const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, { filters, ...WINDOW, refresh: false });
-    expect(await pipeline.run([summary])).toEqual({ total: 1, done: 1, failed: 0 });
+    expect(await pipeline.run([summary])).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
 
     const catalog = await loadUsgsFile(WEEK);
     const [stored] = await db.db.select({ n: count() }).from(earthquakeEvents);
@@ -63,7 +63,7 @@ describe('earthquake backfill through gateway faults', () => {
         ...WINDOW,
         refresh: false,
       });
-      expect(await wrong.run([summary])).toEqual({ total: 1, done: 0, failed: 1 });
+      expect(await wrong.run([summary])).toEqual({ total: 1, done: 0, partial: 0, failed: 1 });
       expect(emulator.calls.length - before).toBe(1);
       const [part] = await db.db.select().from(ingestPartitions).where(eq(ingestPartitions.streamKey, summary.streamKey));
       expect(part!.lastErrorKind).toBe('auth');

@@ -1,13 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import {
-  earthquakeResultSchema,
-  envelopeSchema,
-  indicatorResultSchema,
-  OPERATIONS,
-  type EarthquakeEvent,
-} from '../../src/gateway/schemas.js';
-import { bundledFixturePaths, loadUsgsFiles, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { earthquakeResultSchema, envelopeSchema, indicatorResultSchema, type EarthquakeEvent } from '../../src/gateway/schemas.js';
+import { bundledDataPaths, loadUsgsFiles, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { OPERATIONS } from '../../src/domain/spec.js';
 
 const KEY = 'test-key-7f3a';
 const EQ = OPERATIONS.earthquake.path;
@@ -51,7 +46,7 @@ const indicator = (extra: Record<string, unknown> = {}) => ({
 });
 
 beforeAll(async () => {
-  const files = bundledFixturePaths();
+  const files = bundledDataPaths();
   groundTruth = await loadUsgsFiles(files.earthquakeFiles);
   emu = await startEmulator({ key: KEY, seed: 11, ...files });
 });
@@ -61,6 +56,8 @@ afterAll(async () => {
 beforeEach(() => {
   emu.resetCalls();
   emu.setOrder('newest');
+  emu.setSilentCap(null);
+  emu.setTimePrecision('ms');
   emu.setLatencyMs(0);
   emu.setFaultRules([]);
 });
@@ -183,10 +180,38 @@ describe('successful answers', () => {
     expect(new Set(r.data.result.events!.map((e) => e.id)).size).toBe(50);
   });
 
+  it("plays 'magnitude' order, a silent cap and whole-second times on the real catalog, logging the order", async () => {
+    emu.setOrder('magnitude');
+    emu.setSilentCap(40);
+    emu.setTimePrecision('second');
+    const a = envelopeSchema(earthquakeResultSchema).parse((await post(EQ, quake({ max_results: 100 }))).json());
+    const events = a.data.result.events!;
+    expect(events).toHaveLength(40);
+    const mags = events.map((e) => e.magnitude ?? -Infinity);
+    expect(mags).toEqual([...mags].sort((x, y) => y - x));
+    expect(events.every((e) => e.time.endsWith(':00.000Z') || /:\d\d\.000Z$/.test(e.time))).toBe(true);
+    const start = Date.parse('2025-08-20T00:00:00Z');
+    const end = Date.parse('2025-08-27T00:00:00Z');
+    const inWindow = groundTruth.filter((e) => Date.parse(e.time) >= start && Date.parse(e.time) <= end);
+    expect(inWindow.filter((e) => (e.magnitude ?? -Infinity) > mags[39]!).length).toBeLessThan(40);
+    expect(emu.calls[0]).toMatchObject({ order: 'magnitude', returned: 40, truncated: true, outcome: 'succeeded' });
+    await post(IND, indicator());
+    expect(emu.calls[1]!.order).toBeNull();
+  });
+
   it('answers an empty window with events: [] and zero units', async () => {
     const a = envelopeSchema(earthquakeResultSchema).parse((await post(EQ, quake({ start_time: '2024-01-01T00:00:00Z', end_time: '2024-01-02T00:00:00Z' }))).json());
     expect(a.data.result.events).toEqual([]);
     expect(emu.calls[0]).toMatchObject({ billed: true, units: 0, returned: 0 });
+  });
+
+  it('answers every requested indicator year, null after the file ends, units counting them all', async () => {
+    const env = envelopeSchema(indicatorResultSchema).parse((await post(IND, indicator({ start_year: 2014, end_year: 2020 }))).json());
+    expect(env.data.result.values!.map((v) => v.year)).toEqual([2020, 2019, 2018, 2017, 2016, 2015, 2014]);
+    expect(env.data.result.values!.slice(0, 4).map((v) => v.value)).toEqual([null, null, null, null]);
+    expect(env.data.result.values!.slice(4).every((v) => typeof v.value === 'number')).toBe(true);
+    expect(env.data.execution.usage?.units).toBe(7);
+    expect(emu.calls[0]).toMatchObject({ units: 7, returned: 7, matched: 7 });
   });
 
   it('answers indicator queries with the World Bank 2-character country id', async () => {
@@ -198,6 +223,60 @@ describe('successful answers', () => {
       expect(env.data.execution.usage?.units).toBe(7);
     }
     expect(emu.calls.map((c) => c.operation)).toEqual(['indicator', 'indicator', 'indicator', 'indicator']);
+  });
+});
+
+describe('live catalog over HTTP', () => {
+  const WINDOW = { from: new Date('2025-09-01T00:00:00Z'), to: new Date('2025-09-03T00:00:00Z') };
+
+  /** Every event in [startMs, endMs]: halves any window whose answer is full (a capped answer may hide events). */
+  async function sweep(live: RunningEmulator, startMs: number, endMs: number): Promise<EarthquakeEvent[]> {
+    const r = await request(`${live.url}${EQ}`, {
+      method: 'POST',
+      headers: BEARER,
+      body: JSON.stringify({ provider: 'quake-catalog', start_time: new Date(startMs).toISOString(), end_time: new Date(endMs).toISOString(), max_results: 200 }),
+    });
+    const events = envelopeSchema(earthquakeResultSchema).parse(await r.body.json()).data.result.events ?? [];
+    if (events.length < 200) return events;
+    const mid = Math.floor((startMs + endMs) / 2);
+    return [...(await sweep(live, startMs, mid)), ...(await sweep(live, mid + 1, endMs))];
+  }
+
+  it('a sweep after the changes stop sees exactly the catalog as it ended', async () => {
+    const files = bundledDataPaths();
+    const live = await startEmulator({ key: KEY, seed: 3, earthquakeFiles: files.earthquakeFiles.filter((f) => f.includes('2025-08-19')), indicators: [] });
+    try {
+      const inWindow = (events: EarthquakeEvent[]) => events.filter((e) => e.time >= WINDOW.from.toISOString() && e.time <= WINDOW.to.toISOString());
+      const initial = inWindow(live.currentEvents()).length;
+      live.startLive({ addPerMinute: 60_000, revisePerMinute: 30_000, deletePerMinute: 12_000, tickMs: 10, window: WINDOW });
+      const during = await sweep(live, WINDOW.from.getTime(), WINDOW.to.getTime());
+      live.stopLive();
+      live.mutate({ add: 7, revise: 5, delete: 3 }, WINDOW);
+      const after = await sweep(live, WINDOW.from.getTime(), WINDOW.to.getTime());
+      const ended = inWindow(live.currentEvents());
+      const key = (e: EarthquakeEvent) => JSON.stringify(e);
+      expect(after.map(key).sort()).toEqual(ended.map(key).sort());
+      expect(during.length).toBeGreaterThan(0);
+      const n = (kind: string) => live.changes.filter((c) => c.kind === kind).length;
+      expect(n('add')).toBeGreaterThanOrEqual(7);
+      expect(n('revise')).toBeGreaterThanOrEqual(5);
+      expect(n('delete')).toBeGreaterThanOrEqual(3);
+      expect(ended.length).toBe(initial + n('add') - n('delete'));
+      expect(new Set(ended.map((e) => e.id)).size).toBe(ended.length);
+    } finally {
+      await live.close();
+    }
+  });
+
+  it('revises an indicator series over HTTP', async () => {
+    const result = emu.reviseIndicator({ indicator: 'SP.POP.TOTL', country: 'US', year: 2016, value: 1 });
+    expect(result).toMatchObject({ indicator: 'SP.POP.TOTL', country: 'US', year: 2016, after: 1 });
+    expect(result.lastUpdated).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    const env = envelopeSchema(indicatorResultSchema).parse((await post(IND, indicator())).json());
+    expect(env.data.result.values![0]).toEqual({ year: 2016, value: 1 });
+    expect(env.data.result.last_updated).toBe(result.lastUpdated);
+    emu.reviseIndicator({ indicator: 'SP.POP.TOTL', country: 'US', year: 2016, value: result.before, lastUpdated: '2018-01-25' });
+    expect(() => emu.reviseIndicator({ indicator: 'SP.POP.TOTL', country: 'QQ', year: 2016, value: 1 })).toThrow(RangeError);
   });
 });
 

@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { createTestDatabase, uniquePrefix, type TestDatabase } from '../support/isolation.js';
+import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { jobsDir, quake, randomKey, startInProcess, waitFor, type InProcessService, type JobsDir } from '../support/service.js';
 
 const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
@@ -41,6 +41,7 @@ describe.skipIf(!hasRedisServer)('start: a Redis restart', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     emulator = await startEmulator({ key, events: [quake('ci-redis-1', Date.now() - 3_600_000, 4, 'Gamma')], indicatorFiles: [] });
+    await trustGatewayCap(db, emulator.url);
     jobs = jobsDir();
     jobs.write('earthquakes:\n  - name: steady\n    every: 1s\n    lookback: 1d\n');
     port = await freePort();

@@ -1,13 +1,13 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earthquakeEvents, gatewayExecutions, indicatorValues } from '../../src/db/schema.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { fixturesFolder } from '../../src/paths.js';
-import { createTestDatabase, uniquePrefix, type TestDatabase } from '../support/isolation.js';
+import { startEmulator } from '../../src/emulator/index.js';
+import { dataFolder } from '../../src/paths.js';
+import type { TestDatabase } from '../support/isolation.js';
 import { spawnCli } from '../support/run-cli.js';
-import { dropPrefix, jobsDir, quake, randomKey, startInProcess, waitFor, type InProcessService, type JobsDir } from '../support/service.js';
+import { quake, randomKey, startServiceFixture, waitFor, type InProcessService, type JobsDir, type ServiceFixture } from '../support/service.js';
 
-const POP = `${fixturesFolder}worldbank/API_SP.POP.TOTL_DS2_en_csv_v2.csv`;
+const POP = `${dataFolder}worldbank/API_SP.POP.TOTL_DS2_en_csv_v2.csv`;
 const HOUR = 3_600_000;
 
 const JOBS = `
@@ -30,11 +30,10 @@ function sample(text: string, series: string): number {
 }
 
 describe('start: scheduled runs', () => {
+  let f: ServiceFixture;
   let db: TestDatabase;
-  let emulator: RunningEmulator;
   let svc: InProcessService;
   let jobs: JobsDir;
-  const prefix = uniquePrefix();
   const key = randomKey();
   const now = Date.now();
   const original = quake('ci-rev-1', now - 2 * HOUR, 3.1, '10 km N of Alpha');
@@ -42,19 +41,12 @@ describe('start: scheduled runs', () => {
   const added = quake('ci-new-2', now - HOUR / 2, 2.4, 'Beta');
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    emulator = await startEmulator({ key, events: [original], indicatorFiles: [POP] });
-    jobs = jobsDir();
-    jobs.write(JOBS);
-    svc = await startInProcess({ databaseUrl: db.url, prefix, gatewayUrl: emulator.url, key }, jobs.path);
+    f = await startServiceFixture({ key, events: [original], indicatorFiles: [POP], jobsYaml: JOBS });
+    ({ db, svc, jobs } = f);
   });
 
   afterAll(async () => {
-    await svc?.stop();
-    await emulator.close();
-    await db.drop();
-    jobs.remove();
-    await dropPrefix(prefix);
+    await f?.stop();
   });
 
   const event = async (id: string) => (await db.db.select().from(earthquakeEvents).where(eq(earthquakeEvents.id, id)))[0];
@@ -70,14 +62,14 @@ describe('start: scheduled runs', () => {
   it('ingests the lookback, then picks up a revised event and a new one; metrics move', async () => {
     await waitFor(async () => (await event('ci-rev-1'))?.magnitude === 3.1, 20_000, 'the first run');
     const before = await metrics();
-    const callsBefore = sample(before, 'gateway_calls_total{operation="earthquake",error_kind="none"}');
+    const callsBefore = sample(before, 'gateway_ingest_gateway_calls_total{operation="earthquake",error_kind="none"}');
     expect(callsBefore).toBeGreaterThan(0);
-    expect(sample(before, 'rows_upserted_total{operation="earthquake"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(before, 'gateway_ingest_rows_upserted_total{operation="earthquake"}')).toBeGreaterThanOrEqual(1);
 
     // The catalog revises the event and adds one: same gateway address, new answers.
-    const port = Number(new URL(emulator.url).port);
-    await emulator.close();
-    emulator = await startEmulator({ key, port, events: [revised, added], indicatorFiles: [POP] });
+    const port = Number(new URL(f.emulator.url).port);
+    await f.emulator.close();
+    f.emulator = await startEmulator({ key, port, events: [revised, added], indicatorFiles: [POP] });
 
     await waitFor(async () => (await event('ci-rev-1'))?.magnitude === 3.6 && (await event('ci-new-2')), 20_000, 'a run after the revision');
     const row = await event('ci-rev-1');
@@ -86,13 +78,13 @@ describe('start: scheduled runs', () => {
     expect(await event('ci-new-2')).toMatchObject({ magnitude: 2.4, place: 'Beta' });
 
     const after = await metrics();
-    expect(sample(after, 'gateway_calls_total{operation="earthquake",error_kind="none"}')).toBeGreaterThan(callsBefore);
-    expect(sample(after, 'gateway_billed_calls_total{operation="earthquake"}')).toBeGreaterThan(callsBefore - 1);
-    expect(sample(after, 'gateway_units_total{operation="earthquake"}')).toBeGreaterThanOrEqual(3);
-    expect(sample(after, 'rows_upserted_total{operation="earthquake"}')).toBeGreaterThanOrEqual(3);
-    expect(sample(after, 'job_duration_seconds_count{queue="earthquake-windows",status="completed"}')).toBeGreaterThan(0);
-    expect(sample(after, 'job_duration_seconds_count{queue="schedule-ticks",status="completed"}')).toBeGreaterThan(0);
-    expect(after).toMatch(/^queue_depth\{queue="earthquake-windows",state="waiting"\} \d+$/m);
+    expect(sample(after, 'gateway_ingest_gateway_calls_total{operation="earthquake",error_kind="none"}')).toBeGreaterThan(callsBefore);
+    expect(sample(after, 'gateway_ingest_gateway_billed_calls_total{operation="earthquake"}')).toBeGreaterThan(callsBefore - 1);
+    expect(sample(after, 'gateway_ingest_gateway_units_total{operation="earthquake"}')).toBeGreaterThanOrEqual(3);
+    expect(sample(after, 'gateway_ingest_rows_upserted_total{operation="earthquake"}')).toBeGreaterThanOrEqual(3);
+    expect(sample(after, 'gateway_ingest_job_duration_seconds_count{queue="earthquake-windows",status="completed"}')).toBeGreaterThan(0);
+    expect(sample(after, 'gateway_ingest_job_duration_seconds_count{queue="schedule-ticks",status="completed"}')).toBeGreaterThan(0);
+    expect(after).toMatch(/^gateway_ingest_queue_depth\{queue="earthquake-windows",state="waiting"\} \d+$/m);
     expect(after).toMatch(/^process_cpu_user_seconds_total /m);
   });
 
@@ -105,7 +97,7 @@ describe('start: scheduled runs', () => {
     // The fixture's series ends with 2016 (2017 is present but empty).
     expect(values.filter((v) => v.value !== null).map((v) => v.year).sort()).toEqual([2015, 2016]);
     const text = await metrics();
-    expect(sample(text, 'gateway_billed_calls_total{operation="indicator"}')).toBeGreaterThanOrEqual(2);
+    expect(sample(text, 'gateway_ingest_gateway_billed_calls_total{operation="indicator"}')).toBeGreaterThanOrEqual(2);
   });
 
   it('status shows schedule, freshness, coverage and money per stream', async () => {

@@ -2,13 +2,13 @@ import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJobsFile } from '../../src/config/jobs-file.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { fixturesFolder } from '../../src/paths.js';
+import { dataFolder } from '../../src/paths.js';
 import { desiredSchedulers, syncSchedulers } from '../../src/service/schedulers.js';
-import { createTestDatabase, uniquePrefix, type TestDatabase } from '../support/isolation.js';
+import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { ensureStopped, spawnCli, type CliProcess } from '../support/run-cli.js';
 import { dropPrefix, jobsDir, randomKey, serviceEnv, tickQueue, waitFor, type JobsDir } from '../support/service.js';
 
-const GDP = `${fixturesFolder}worldbank/API_NY.GDP.MKTP.CD_DS2_en_csv_v2.csv`;
+const GDP = `${dataFolder}worldbank/API_NY.GDP.MKTP.CD_DS2_en_csv_v2.csv`;
 
 const BEFORE = `
 earthquakes:
@@ -98,6 +98,7 @@ describe('two `start` processes sharing Redis and Postgres', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     emulator = await startEmulator({ key, earthquakeFiles: [], indicatorFiles: [GDP] });
+    await trustGatewayCap(db, emulator.url);
     jobs = jobsDir();
     jobs.write(BEFORE);
   });

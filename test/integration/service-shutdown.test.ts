@@ -2,7 +2,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { earthquakeEvents, gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { createTestDatabase, uniquePrefix, type TestDatabase } from '../support/isolation.js';
+import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { startGatewayProxy, type GatewayProxy } from '../support/gateway-proxy.js';
 import { ensureStopped, spawnCli, type CliProcess } from '../support/run-cli.js';
 import { dropPrefix, jobsDir, quake, randomKey, serviceEnv, tickQueue, waitFor, type JobsDir } from '../support/service.js';
@@ -32,6 +32,7 @@ describe('start: graceful shutdown', () => {
 
   beforeEach(async () => {
     db = await createTestDatabase();
+    await trustGatewayCap(db, proxy.url);
     prefix = uniquePrefix();
     emulator.resetCalls();
     proxy.arrivals.length = 0;

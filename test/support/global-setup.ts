@@ -1,4 +1,5 @@
 import type { TestProject } from 'vitest/node';
+import { ensureBuilt } from './build.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -25,6 +26,7 @@ async function dockerAnswers(): Promise<boolean> {
  * answers; the local servers otherwise (the CI machine runs both).
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  ensureBuilt();
   const stops: Array<() => Promise<unknown>> = [];
   let databaseUrl = process.env.TEST_DATABASE_URL;
   let redisUrl = process.env.TEST_REDIS_URL;

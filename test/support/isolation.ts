@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { inject } from 'vitest';
 import { openDb, type DbHandle } from '../../src/db/connection.js';
 import { dropDatabase, runMigrations } from '../../src/db/migrate.js';
+import { recordAnswerSize } from '../../src/db/gateway-knowledge.js';
 
 export function uniqueName(prefix: string): string {
   return `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
@@ -35,4 +36,12 @@ export function uniquePrefix(): string {
 
 export function redisUrl(): string {
   return inject('redisUrl');
+}
+
+/**
+ * Tells the workers that this gateway's cap is 200, as a probe of a real catalog would: tests whose
+ * hand-made catalog holds a couple of events are about something else than proving completeness.
+ */
+export async function trustGatewayCap(db: TestDatabase, gatewayUrl: string): Promise<void> {
+  await recordAnswerSize(db.db, `${gatewayUrl.replace(/\/+$/, '')}|earthquake`, 200, new Date(), 24 * 3_600_000);
 }

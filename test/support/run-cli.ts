@@ -14,11 +14,11 @@ export interface CliProcess {
 }
 
 /**
- * Runs the CLI from source (src/cli/dev-entry.ts through tsx), as an operator would run the
- * built one. `env` is added to the test's environment.
+ * Runs the CLI as an operator does, through `bin/gateway-ingest.js` on dist/ (kept up to date with the
+ * sources by the global setup, test/support/build.ts). `env` is added to the test's environment.
  */
 export function spawnCli(args: string[], env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/dev-entry.ts', ...args], {
+  const child = spawn(process.execPath, ['bin/gateway-ingest.js', ...args], {
     cwd: packageRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,8 +9,10 @@ import { parseEnv } from '../../src/config/env.js';
 import { loadJobsFile } from '../../src/config/jobs-file.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { TICK_QUEUE } from '../../src/service/schedulers.js';
+import { closeQueue } from '../../src/queue/queues.js';
 import { startService, type RunningService, type ServiceOptions } from '../../src/service/service.js';
-import { redisUrl } from './isolation.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { createTestDatabase, redisUrl, trustGatewayCap, uniquePrefix, type TestDatabase } from './isolation.js';
 
 export const randomKey = (): string => `test-key-${randomBytes(8).toString('hex')}`;
 
@@ -92,7 +94,7 @@ export function tickQueue(prefix: string): { queue: Queue; close(): Promise<void
   return {
     queue,
     async close() {
-      await queue.close();
+      await closeQueue(queue);
       connection.disconnect();
     },
   };
@@ -137,4 +139,43 @@ export function quake(id: string, timeMs: number, magnitude: number, place: stri
     tsunami_flag: false,
     url: `https://earthquake.usgs.gov/earthquakes/eventpage/${id}`,
   };
+}
+
+/** A test database, an emulator, a jobs.yaml and the `start` service on them, all owned by one test file. */
+export interface ServiceFixture {
+  db: TestDatabase;
+  /** Replaceable: a test may restart the gateway (same port) with another catalog. */
+  emulator: RunningEmulator;
+  svc: InProcessService;
+  jobs: JobsDir;
+  prefix: string;
+  key: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the service on a fresh database against an emulator serving `events` (cap trusted, no probe call). */
+export async function startServiceFixture(o: { events: EarthquakeEvent[]; indicatorFiles: string[]; jobsYaml: string; key: string; prefix?: string }): Promise<ServiceFixture> {
+  const prefix = o.prefix ?? uniquePrefix();
+  const db = await createTestDatabase();
+  const emulator = await startEmulator({ key: o.key, events: o.events, indicatorFiles: o.indicatorFiles });
+  await trustGatewayCap(db, emulator.url);
+  const jobs = jobsDir();
+  jobs.write(o.jobsYaml);
+  const svc = await startInProcess({ databaseUrl: db.url, prefix, gatewayUrl: emulator.url, key: o.key }, jobs.path);
+  const f: ServiceFixture = {
+    db,
+    emulator,
+    svc,
+    jobs,
+    prefix,
+    key: o.key,
+    async stop() {
+      await f.svc.stop();
+      await f.emulator.close();
+      await db.drop();
+      jobs.remove();
+      await dropPrefix(prefix);
+    },
+  };
+  return f;
 }

@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { parseEarthquakeFlags } from '../../src/cli/commands/backfill.js';
-import { UsageError } from '../../src/cli/exit.js';
 import { parseInstantFlag } from '../../src/cli/flags.js';
-import { ConfigError, parseEnv, redactUrl } from '../../src/config/env.js';
+import { insecureGatewayProblem, isLoopbackHost, parseEnv, redactUrl } from '../../src/config/env.js';
+import { gatewayFromEnv, loadEnv } from '../../src/cli/runtime.js';
+import { ConfigError, UsageError } from '../../src/errors.js';
 
 describe('parseEnv', () => {
   it('applies the contract defaults', () => {
     const env = parseEnv({});
     expect(env.databaseUrl).toBe('postgres://postgres:postgres@127.0.0.1:5432/gateway_ingest');
     expect(env.redisUrl).toBe('redis://127.0.0.1:6379');
-    expect(env.gateway).toEqual({ baseUrl: null, key: null, authHeader: 'authorization', timeoutMs: 30_000 });
+    expect(env.gateway).toEqual({ baseUrl: null, key: null, authHeader: 'authorization', timeoutMs: 30_000, allowInsecureHttp: false });
     expect(env.httpPort).toBe(9464);
   });
 
@@ -24,7 +25,7 @@ describe('parseEnv', () => {
       WORKER_CONCURRENCY: '8',
     });
     expect(env.redisUrl).toBe('redis://127.0.0.1:6379/3');
-    expect(env.gateway).toEqual({ baseUrl: 'https://gw.example', key: 'k', authHeader: 'x-api-key', timeoutMs: 5000 });
+    expect(env.gateway).toEqual({ baseUrl: 'https://gw.example', key: 'k', authHeader: 'x-api-key', timeoutMs: 5000, allowInsecureHttp: false });
     expect(env.queuePrefix).toBe('prod');
     expect(env.workerConcurrency).toBe(8);
   });
@@ -48,8 +49,100 @@ describe('parseEnv', () => {
     }
   });
 
+  const message = (env: Record<string, string>): string => {
+    try {
+      parseEnv(env);
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      return (e as Error).message;
+    }
+    throw new Error('parseEnv accepted it');
+  };
+
+  it.each([
+    ['a line break', 'secret-key\nX-Injected: 1', 'U+000A'],
+    ['a carriage return', 'secret-key\r', 'U+000D'],
+    ['a NUL', 'secret\u0000key', 'U+0000'],
+    ['DEL', 'secret\u007fkey', 'U+007F'],
+    ['a character outside Latin-1', 'secret-key-\u20ac', 'U+20AC'],
+    ['an emoji', 'secret-key-\u{1f511}', 'U+1F511'],
+  ])('refuses a MARKET_KEY with %s, naming the variable and never the key', (_what, key, code) => {
+    const text = message({ MARKET_KEY: key });
+    expect(text).toContain('MARKET_KEY');
+    expect(text).toContain(code);
+    expect(text).toMatch(/not allowed in an HTTP header value/);
+    expect(text).not.toContain('secret');
+  });
+
+  it('refuses a MARKET_KEY with surrounding whitespace, which HTTP would strip', () => {
+    expect(message({ MARKET_KEY: ' secret-key' })).toMatch(/MARKET_KEY: starts or ends with whitespace/);
+    expect(message({ MARKET_KEY: 'secret-key\t' })).not.toContain('secret');
+  });
+
+  it('accepts a MARKET_KEY of visible ASCII and Latin-1', () => {
+    expect(parseEnv({ MARKET_KEY: 'sk_live-AZaz09.~+/=' }).gateway.key).toBe('sk_live-AZaz09.~+/=');
+    expect(parseEnv({ MARKET_KEY: 'cl\u00e9 with space' }).gateway.key).toBe('cl\u00e9 with space');
+  });
+
+  it.each([
+    ['GATEWAY_BASE_URL', 'foo', /GATEWAY_BASE_URL: is not a valid absolute URL \(expected e\.g\. https:\/\//],
+    ['DATABASE_URL', 'foo', /DATABASE_URL: is not a valid absolute URL \(expected e\.g\. postgres:\/\//],
+    ['REDIS_URL', 'not a url', /REDIS_URL: is not a valid absolute URL \(expected e\.g\. redis:\/\//],
+    ['GATEWAY_BASE_URL', 'ftp://gw.example', /GATEWAY_BASE_URL: must be a URL with scheme http: or https:/],
+    ['REDIS_URL', 'postgres://h/db', /REDIS_URL: must be a URL with scheme redis: or rediss:/],
+  ])('refuses %s=%s saying what is wrong, without a TypeError', (name, value, expected) => {
+    expect(message({ [name]: value })).toMatch(expected);
+  });
+
+  it('reports every bad URL at once', () => {
+    const text = message({ GATEWAY_BASE_URL: 'foo', DATABASE_URL: 'bar', REDIS_URL: 'baz' });
+    expect(text.split('\n').filter((l) => /is not a valid absolute URL/.test(l))).toHaveLength(3);
+  });
+
+  it.each([
+    [{}, false],
+    [{ GATEWAY_ALLOW_INSECURE_HTTP: '1' }, true],
+    [{ GATEWAY_ALLOW_INSECURE_HTTP: 'true' }, true],
+    [{ GATEWAY_ALLOW_INSECURE_HTTP: '0' }, false],
+  ])('reads GATEWAY_ALLOW_INSECURE_HTTP from %o', (env, allowed) => {
+    expect(parseEnv(env).gateway.allowInsecureHttp).toBe(allowed);
+  });
+
+  it('refuses GATEWAY_ALLOW_INSECURE_HTTP=maybe', () => {
+    expect(message({ GATEWAY_ALLOW_INSECURE_HTTP: 'maybe' })).toContain('GATEWAY_ALLOW_INSECURE_HTTP');
+  });
+
   it('redacts passwords in URLs', () => {
     expect(redactUrl('postgres://u:pw@h:5432/db')).toBe('postgres://u:***@h:5432/db');
+  });
+});
+
+describe('plain http to the gateway', () => {
+  it.each(['127.0.0.1', '127.1.2.3', 'localhost', '[::1]', '[::ffff:7f00:1]'])('treats %s as this machine', (host) => {
+    expect(isLoopbackHost(new URL(`http://${host}:8080`).hostname)).toBe(true);
+  });
+
+  it.each(['10.0.0.1', 'gw.example', '[::2]', '128.0.0.1', 'localhost.example'])('treats %s as another machine', (host) => {
+    expect(isLoopbackHost(new URL(`http://${host}`).hostname)).toBe(false);
+  });
+
+  it('refuses http:// off this machine unless allowed, and says why', () => {
+    expect(insecureGatewayProblem('http://gw.example:8080', false)).toMatch(/GATEWAY_BASE_URL is plain http:\/\/ to gw\.example:8080.*MARKET_KEY would travel in clear.*--allow-insecure-http.*GATEWAY_ALLOW_INSECURE_HTTP=1/);
+    expect(insecureGatewayProblem('http://gw.example:8080', true)).toBeNull();
+    expect(insecureGatewayProblem('https://gw.example', false)).toBeNull();
+    expect(insecureGatewayProblem('http://127.0.0.1:9999', false)).toBeNull();
+    expect(insecureGatewayProblem('http://0x7f.1:9999', false)).toBeNull();
+  });
+
+  it('gatewayFromEnv refuses it as bad usage; the flag or the variable allows it', async () => {
+    const env = { GATEWAY_BASE_URL: 'http://gw.example', MARKET_KEY: 'secret-key' };
+    expect(() => gatewayFromEnv(loadEnv(env))).toThrow(UsageError);
+    expect(() => gatewayFromEnv(loadEnv(env))).not.toThrow(/secret-key/);
+    for (const resolved of [loadEnv(env, { allowInsecureHttp: true }), loadEnv({ ...env, GATEWAY_ALLOW_INSECURE_HTTP: '1' })]) {
+      const gateway = gatewayFromEnv(resolved);
+      expect(gateway.baseUrl).toBe('http://gw.example');
+      await gateway.close();
+    }
   });
 });
 

@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { CatalogIndex, materialize, tileEventId, tileSpanMs } from '../../src/emulator/catalog-index.js';
-import { bundledFixtureDir } from '../../src/emulator/fixtures.js';
-import { EARTH_RADIUS_KM, haversineKm } from '../../src/emulator/geo.js';
+import { bundledDataDir } from '../../src/emulator/bundled-data.js';
+import { EARTH_RADIUS_KM, haversineKm } from '../../src/domain/geo.js';
 import { loadUsgsCsv } from '../../src/emulator/usgs-catalog.js';
 
-const aug = loadUsgsCsv(readFileSync(join(bundledFixtureDir(), 'usgs', 'all_month_2025-08-19_2025-09-18.csv'), 'utf8'));
+const aug = loadUsgsCsv(readFileSync(join(bundledDataDir(), 'usgs', 'all_month_2025-08-19_2025-09-18.csv'), 'utf8'));
 const augIndex = new CatalogIndex(aug);
 const ms = (iso: string) => Date.parse(iso);
 

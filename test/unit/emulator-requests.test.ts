@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
+import { resolveBehaviour } from '../../src/emulator/behaviour.js';
 import { CatalogIndex } from '../../src/emulator/catalog-index.js';
 import { IndicatorStore } from '../../src/emulator/indicator-store.js';
 import { execute, type OperationContext } from '../../src/emulator/operations.js';
@@ -7,22 +8,12 @@ import { createRng } from '../../src/emulator/rng.js';
 import { breakResult } from '../../src/emulator/schema-break.js';
 import { stripInvocationId } from '../../src/emulator/validation.js';
 import { earthquakeResultSchema, indicatorResultSchema } from '../../src/gateway/schemas.js';
+import { wireEvent } from '../support/events.js';
 
 const NOW = new Date('2025-06-10T00:00:00Z');
 
 function event(i: number, magnitude: number | null = 2): EarthquakeEvent {
-  return {
-    id: `ev${i}`,
-    time: new Date(Date.parse('2025-06-01T00:00:00Z') + i * 60_000).toISOString(),
-    magnitude,
-    magnitude_type: 'ml',
-    place: null,
-    latitude: 10,
-    longitude: 20,
-    depth_km: 5,
-    tsunami_flag: false,
-    url: null,
-  };
+  return wireEvent(`ev${i}`, Date.parse('2025-06-01T00:00:00Z') + i * 60_000, magnitude);
 }
 
 function ctx(over: Partial<OperationContext> = {}): OperationContext {
@@ -38,8 +29,9 @@ function ctx(over: Partial<OperationContext> = {}): OperationContext {
         rows: [{ countryName: 'United States', countryCode: 'USA', wbId: 'US', values: [1, null, 3] }],
       },
     ]),
-    order: 'newest',
+    behaviour: resolveBehaviour({}),
     orderRng: createRng(1),
+    mixedRng: createRng(2),
     emptyAs: 'array',
     ...over,
   };
@@ -128,6 +120,24 @@ describe('indicator request validation', () => {
   it('turns unknown indicators and countries into parameter errors naming them', () => {
     expect(messageOf('indicator', ind({ indicator: 'NY.GDP.MKTP.CD' }))).toBe('indicator: unknown indicator NY.GDP.MKTP.CD');
     expect(messageOf('indicator', ind({ country: 'ZZZ' }))).toBe('country: unknown country or aggregate code ZZZ');
+  });
+
+  it('answers every requested year, units counting the null ones too', () => {
+    const r2 = execute('indicator', ind({ start_year: 2012, end_year: 2017 }), ctx());
+    expect(r2.kind === 'succeeded' && [r2.units, r2.matched, r2.truncated]).toEqual([6, 6, false]);
+    expect(r2.kind === 'succeeded' && r2.result).toMatchObject({
+      values: [
+        { year: 2017, value: null },
+        { year: 2016, value: 3 },
+        { year: 2015, value: null },
+        { year: 2014, value: 1 },
+        { year: 2013, value: null },
+        { year: 2012, value: null },
+      ],
+    });
+    const nulls = execute('indicator', ind({ start_year: 2000, end_year: 2001 }), ctx({ emptyAs: 'null' }));
+    expect(nulls.kind === 'succeeded' && nulls.result).toMatchObject({ values: [{ year: 2001, value: null }, { year: 2000, value: null }] });
+    expect(nulls.kind === 'succeeded' && nulls.units).toBe(2);
   });
 
   it('answers with units = values', () => {

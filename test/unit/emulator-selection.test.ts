@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { FaultPlan } from '../../src/emulator/faults.js';
 import { createRng, deriveRng, sampleInRandomOrder } from '../../src/emulator/rng.js';
-import { selectByOrder } from '../../src/emulator/selection.js';
+import { keepOrderOf, selectByOrder } from '../../src/emulator/selection.js';
 
 const ascending = Array.from({ length: 10 }, (_, i) => i);
 
@@ -32,15 +32,37 @@ describe('selectByOrder (max_results truncation)', () => {
     expect(all.items).not.toEqual(ascending);
   });
 
+  it("'magnitude' keeps the largest N, largest first, null smallest, ties newest first", () => {
+    const mags: Record<number, number | null> = { 0: 3, 1: null, 2: 5, 3: 3, 4: 1, 5: 4, 6: null, 7: 3, 8: 0, 9: 2 };
+    const magnitudeOf = (i: number): number | null => mags[i] ?? null;
+    expect(selectByOrder(ascending, 4, 'magnitude', createRng(1), magnitudeOf)).toEqual({ items: [2, 5, 7, 3], truncated: true });
+    expect(selectByOrder(ascending, 10, 'magnitude', createRng(1), magnitudeOf).items).toEqual([2, 5, 7, 3, 0, 9, 4, 8, 6, 1]);
+    // Without magnitudes every item ties, and the answer is the newest.
+    expect(selectByOrder(ascending, 3, 'magnitude', createRng(1))).toEqual({ items: [9, 8, 7], truncated: true });
+  });
+
+  it("'mixed' draws 'random' with the given chance, else 'newest'", () => {
+    const draw = (ratio: number): string[] => {
+      const rng = createRng(5);
+      return Array.from({ length: 1000 }, () => keepOrderOf('mixed', ratio, rng));
+    };
+    expect(new Set(draw(0))).toEqual(new Set(['newest']));
+    expect(new Set(draw(1))).toEqual(new Set(['random']));
+    const half = draw(0.5).filter((o) => o === 'random').length;
+    expect(half).toBeGreaterThan(430);
+    expect(half).toBeLessThan(570);
+    expect(keepOrderOf('oldest', 1, createRng(5))).toBe('oldest');
+  });
+
   it('never returns more than max, duplicates or foreign items (property)', () => {
     fc.assert(
       fc.property(
         fc.array(fc.integer(), { maxLength: 300 }).map((xs) => [...new Set(xs)].sort((x, y) => x - y)),
         fc.integer({ min: 1, max: 200 }),
-        fc.constantFrom('newest' as const, 'oldest' as const, 'random' as const),
+        fc.constantFrom('newest' as const, 'oldest' as const, 'random' as const, 'magnitude' as const),
         fc.integer(),
         (items, max, order, seed) => {
-          const { items: got, truncated } = selectByOrder(items, max, order, createRng(seed));
+          const { items: got, truncated } = selectByOrder(items, max, order, createRng(seed), (x) => x % 7);
           expect(got).toHaveLength(Math.min(max, items.length));
           expect(truncated).toBe(items.length > max);
           expect(new Set(got).size).toBe(got.length);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { earthquakeEventSchema } from '../../src/gateway/schemas.js';
-import { bundledFixtureDir } from '../../src/emulator/fixtures.js';
+import { bundledDataDir } from '../../src/emulator/bundled-data.js';
 import {
   eventPageUrl,
   loadUsgsCsv,
@@ -12,7 +12,7 @@ import {
   mergeEvents,
 } from '../../src/emulator/usgs-catalog.js';
 
-const usgs = (name: string) => join(bundledFixtureDir(), 'usgs', name);
+const usgs = (name: string) => join(bundledDataDir(), 'usgs', name);
 const MAY = usgs('all_month_2025-05-06_2025-06-05.csv');
 const AUG = usgs('all_month_2025-08-19_2025-09-18.csv');
 const WEEK = usgs('all_week_2023-03-31_2023-04-07.geojson');

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readAnswer, salvageExecution } from '../../src/gateway/answer.js';
-import { classifyAttempt, parseRetryAfterMs, retryPolicyOf } from '../../src/gateway/errors.js';
 import { earthquakeResultSchema, indicatorResultSchema } from '../../src/gateway/schemas.js';
+import { classifyAttempt, parseRetryAfterMs } from '../../src/gateway/classify.js';
+import { retryPolicyOf } from '../../src/errors.js';
 
 const event = {
   id: 'us7000abcd',
@@ -25,6 +26,17 @@ describe('readAnswer', () => {
     expect(a.kind).toBeNull();
     expect(a.result?.events).toEqual([event]);
     expect(a.units).toBe(1);
+  });
+
+  it('accepts every RFC 3339 form of an event time: lower-case t and z, offsets, any fraction; refuses others', () => {
+    for (const time of ['2025-05-06t09:24:12z', '2025-05-06T11:24:12.123456789+02:00', '2025-05-06T09:24:12Z']) {
+      const a = readAnswer(earthquakeResultSchema, 200, null, body({ events: [{ ...event, time }], source }), 0);
+      expect(a.kind, time).toBeNull();
+      expect(Date.parse(a.result!.events![0]!.time)).toBe(Date.parse(time));
+    }
+    for (const time of ['2025-05-06 09:24:12Z', '2025-05-06T09:24:12', '2025-02-31T00:00:00Z', '20250506T092412Z']) {
+      expect(readAnswer(earthquakeResultSchema, 200, null, body({ events: [{ ...event, time }], source }), 0).kind, time).toBe('invalid_response');
+    }
   });
 
   it('reads events: null as no events', () => {
@@ -58,6 +70,23 @@ describe('readAnswer', () => {
     expect(a.kind).toBe('parameters');
     expect(a.problem).toBe('country: unknown code ZZZ');
   });
+
+  it('says a 404 without an execution is a wrong base URL or path, and never retries it', () => {
+    for (const text of ['{"code":404,"message":"not found"}', '<html>Not Found</html>', '']) {
+      const a = readAnswer(earthquakeResultSchema, 404, null, text, 0, '/v1/earthquakes');
+      expect(a.kind).toBe('parameters');
+      expect(retryPolicyOf(a.kind!)).toBe('never');
+      expect(a.problem).toMatch(/gateway answered 404 Not Found for \/v1\/earthquakes.*check GATEWAY_BASE_URL/);
+    }
+    expect(readAnswer(earthquakeResultSchema, 404, null, '{"code":404,"message":"not found"}', 0, '/x').problem).toContain('(it said: not found)');
+  });
+
+  it("keeps the gateway's message for a 404 the operation itself answered", () => {
+    const text = JSON.stringify({ code: 404, message: 'indicator: no such code', data: { execution: { ...execution, outcome: 'parameter_error' }, result: null } });
+    const a = readAnswer(indicatorResultSchema, 404, null, text, 0, '/v1/indicators');
+    expect(a.kind).toBe('parameters');
+    expect(a.problem).toBe('indicator: no such code');
+  });
 });
 
 describe('classifyAttempt', () => {
@@ -74,6 +103,11 @@ describe('classifyAttempt', () => {
     [502, 'data_source_error', true, 'data_source'],
     [504, 'unknown', true, 'unknown'],
     [200, 'weird_new_outcome', true, 'unknown'],
+    [200, 'invalid_argument', true, 'parameters'],
+    [200, 'upstream_invalid_response', true, 'data_source'],
+    [200, 'invalid', true, 'unknown'],
+    [200, 'rejected', true, 'unknown'],
+    [400, 'rejected', true, 'parameters'],
     [500, null, false, 'server'],
     [503, null, false, 'server'],
   ] as const)('HTTP %s outcome %s valid %s -> %s', (status, outcome, valid, kind) => {

@@ -3,41 +3,19 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { UsageError } from '../../src/cli/exit.js';
-import {
-  JobsFileError,
-  loadJobsFile,
-  parseDurationMs,
-  parseJobsFile,
-  type ResolvedJobsFile,
-} from '../../src/config/jobs-file.js';
+import { JobsFileError, loadJobsFile, parseDurationMs, parseJobsFile } from '../../src/config/jobs-file.js';
+import { eq, NOW, now, parse, problems } from '../support/jobs-yaml.js';
 import { formatDurationMs } from '../../src/config/durations.js';
+import { UsageError } from '../../src/errors.js';
 
-const NOW = new Date('2026-06-15T12:00:00Z');
-const now = () => NOW;
 const fixture = (name: string) => join(import.meta.dirname, '../fixtures/jobs', name);
 const DAY = 86_400_000;
 
-function parse(text: string): ResolvedJobsFile {
-  return parseJobsFile(text, 'jobs.yaml', now);
-}
-
-/** The message lines of the JobsFileError that `text` must raise. */
-function problems(text: string): string[] {
-  try {
-    parse(text);
-  } catch (error) {
-    if (error instanceof JobsFileError) return error.message.split('\n');
-    throw error;
-  }
-  throw new Error('expected the file to be refused');
-}
-
-/** A valid earthquake stream with one line replaced or added, for single-rule tests. */
-const eq = (...lines: string[]) =>
-  ['earthquakes:', '  - name: quakes', ...lines.map((l) => `    ${l}`)].join('\n') + '\n';
 const ind = (...lines: string[]) => ['indicators:', '  - name: macro', ...lines.map((l) => `    ${l}`)].join('\n') + '\n';
 const IND_OK = ['indicators: [NY.GDP.MKTP.CD]', 'countries: [US]', 'schedule: "0 4 * * 1"'];
+
+const GLOBAL_SCHEDULE = { kind: 'cron', pattern: '*/10 * * * *', timezone: null } as const;
+const CALIFORNIA_SCHEDULE = { kind: 'cron', pattern: '*/5 * * * *', timezone: null } as const;
 
 const EXPECTED_EXAMPLE = {
   earthquakes: [
@@ -45,8 +23,10 @@ const EXPECTED_EXAMPLE = {
       name: 'global-m2_5',
       minMagnitude: 2.5,
       circle: null,
-      schedule: { kind: 'cron', pattern: '*/10 * * * *', timezone: null },
+      schedule: GLOBAL_SCHEDULE,
       lookbackMs: 7 * DAY,
+      // Without refresh: one tier, the stream's schedule over its lookback.
+      refresh: [{ withinMs: 7 * DAY, fromMs: 0, schedule: GLOBAL_SCHEDULE }],
       backfillFrom: new Date('2000-01-01T00:00:00Z'),
       enabled: true,
     },
@@ -54,8 +34,9 @@ const EXPECTED_EXAMPLE = {
       name: 'california',
       minMagnitude: null,
       circle: { latitude: 36.7, longitude: -119.4, radiusKm: 400 },
-      schedule: { kind: 'cron', pattern: '*/5 * * * *', timezone: null },
+      schedule: CALIFORNIA_SCHEDULE,
       lookbackMs: 2 * DAY,
+      refresh: [{ withinMs: 2 * DAY, fromMs: 0, schedule: CALIFORNIA_SCHEDULE }],
       backfillFrom: null,
       enabled: true,
     },
@@ -79,9 +60,25 @@ describe('valid files', () => {
     expect(jobs).toEqual({ path: 'example.yaml', ...EXPECTED_EXAMPLE });
   });
 
-  it('the top-level jobs.yaml is the example, with comments', async () => {
+  it('the top-level jobs.yaml is the example, with comments and a tiered refresh for the global stream', async () => {
     const jobs = await loadJobsFile(join(import.meta.dirname, '../../jobs.yaml'), now);
-    expect({ ...jobs, path: 'x' }).toEqual({ path: 'x', ...EXPECTED_EXAMPLE });
+    const tenMinutes = { kind: 'every', everyMs: 600_000 } as const;
+    const global = {
+      ...EXPECTED_EXAMPLE.earthquakes[0],
+      // The first tier's schedule and the last tier's within: what readers that know no tiers see.
+      schedule: tenMinutes,
+      lookbackMs: 60 * DAY,
+      refresh: [
+        { withinMs: 2 * 3_600_000, fromMs: 0, schedule: tenMinutes },
+        { withinMs: 3 * DAY, fromMs: 2 * 3_600_000, schedule: { kind: 'every', everyMs: 6 * 3_600_000 } },
+        { withinMs: 60 * DAY, fromMs: 3 * DAY, schedule: { kind: 'cron', pattern: '0 3 * * 0', timezone: null } },
+      ],
+    };
+    expect({ ...jobs, path: 'x' }).toEqual({
+      ...EXPECTED_EXAMPLE,
+      path: 'x',
+      earthquakes: [global, EXPECTED_EXAMPLE.earthquakes[1]],
+    });
   });
 
   it('resolves every optional key', () => {
@@ -93,6 +90,7 @@ describe('valid files', () => {
         circle: { latitude: 35.68, longitude: 139.69, radiusKm: 20001.6 },
         schedule: { kind: 'cron', pattern: '30 0 */6 * * *', timezone: 'Asia/Tokyo' },
         lookbackMs: DAY,
+        refresh: [{ withinMs: DAY, fromMs: 0, schedule: { kind: 'cron', pattern: '30 0 */6 * * *', timezone: 'Asia/Tokyo' } }],
         backfillFrom: new Date('2024-01-01T00:00:00Z'),
         enabled: false,
       },
@@ -102,6 +100,7 @@ describe('valid files', () => {
         circle: null,
         schedule: { kind: 'every', everyMs: 30_000 },
         lookbackMs: DAY,
+        refresh: [{ withinMs: DAY, fromMs: 0, schedule: { kind: 'every', everyMs: 30_000 } }],
         backfillFrom: null,
         enabled: true,
       },
@@ -376,7 +375,7 @@ describe('one rule at a time: the message names the line and the path', () => {
   it('unknown keys are refused, with a suggestion', () => {
     expect(problems(eq('every: 1m', 'min_magnitud: 3', 'colour: red'))).toEqual([
       'jobs.yaml:4  earthquakes[0].min_magnitud: unknown key (did you mean min_magnitude?)',
-      'jobs.yaml:5  earthquakes[0].colour: unknown key (allowed: name, enabled, min_magnitude, circle, schedule, every, timezone, lookback, backfill_from)',
+      'jobs.yaml:5  earthquakes[0].colour: unknown key (allowed: name, enabled, min_magnitude, circle, schedule, every, timezone, lookback, refresh, backfill_from)',
     ]);
     expect(problems(`${eq('every: 1m')}streams: []\n`)).toEqual([
       'jobs.yaml:4  streams: unknown key (allowed: earthquakes, indicators)',

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { INDICATOR_PROVIDER, LIMITS, indicatorRequestSchema, yearSpan } from '../../src/gateway/schemas.js';
-import type { Interval } from '../../src/planning/intervals.js';
+import { indicatorRequestSchema } from '../../src/gateway/schemas.js';
 import {
   type YearChunk,
   chunkKey,
@@ -9,6 +8,8 @@ import {
   planChunks,
   resolveYearRange,
 } from '../../src/planning/chunks.js';
+import { INDICATOR_PROVIDER, LIMITS, yearSpan } from '../../src/domain/spec.js';
+import { type Range } from '../../src/domain/ranges.js';
 
 const yearRange = fc
   .tuple(fc.integer({ min: LIMITS.firstYear, max: 2100 }), fc.integer({ min: 1, max: 300 }))
@@ -17,7 +18,7 @@ const maxYears = fc.integer({ min: 1, max: 100 });
 const coveredYears = fc.array(
   fc
     .tuple(fc.integer({ min: 1940, max: 2420 }), fc.integer({ min: 0, max: 80 }))
-    .map(([start, len]): Interval => ({ start, end: start + len })),
+    .map(([start, len]): Range => ({ start, end: start + len })),
   { maxLength: 8 },
 );
 
@@ -29,7 +30,7 @@ const yearCounts = (chunks: readonly YearChunk[]): Map<number, number> => {
   }
   return counts;
 };
-const isCovered = (covered: readonly Interval[], year: number): boolean =>
+const isCovered = (covered: readonly Range[], year: number): boolean =>
   covered.some((c) => c.start <= year && year <= c.end);
 
 describe('planChunks examples', () => {

@@ -1,15 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  type Adjacency,
-  type Interval,
-  coverageOf,
-  measure,
-  mergeIntervals,
-  subtractIntervals,
-} from '../../src/planning/intervals.js';
+import { type Adjacency, type Range, coverageOf, measure, mergeRanges, subtractRanges } from '../../src/domain/ranges.js';
 
-const interval = (lo = -500, hi = 500, maxLen = 120): fc.Arbitrary<Interval> =>
+const interval = (lo = -500, hi = 500, maxLen = 120): fc.Arbitrary<Range> =>
   fc
     .tuple(fc.integer({ min: lo, max: hi }), fc.integer({ min: 0, max: maxLen }))
     .map(([start, len]) => ({ start, end: start + len }));
@@ -17,7 +10,7 @@ const intervals = fc.array(interval(), { maxLength: 12 });
 const adjacency = fc.constantFrom<Adjacency>(0, 1);
 
 /** Membership in the set an interval list denotes: closed reals for ms, whole numbers for years. */
-const contains = (list: readonly Interval[], x: number): boolean =>
+const contains = (list: readonly Range[], x: number): boolean =>
   list.some((i) => i.start <= x && x <= i.end);
 
 /** Probe points: every whole number near the data and, for the continuous reading, halfway points. */
@@ -27,26 +20,26 @@ const probes = (adj: Adjacency): number[] => {
 };
 
 /** Length of the common part of two intervals, 0 when they only touch or are apart. */
-const overlap = (a: Interval, b: Interval, adj: Adjacency): number =>
+const overlap = (a: Range, b: Range, adj: Adjacency): number =>
   Math.max(0, Math.min(a.end, b.end) + adj - Math.max(a.start, b.start));
 
-describe('mergeIntervals', () => {
+describe('mergeRanges', () => {
   it('merges touching years with adjacency 1 but not with adjacency 0', () => {
     const decades = [
       { start: 1970, end: 1979 },
       { start: 1960, end: 1969 },
     ];
-    expect(mergeIntervals(decades, 1)).toEqual([{ start: 1960, end: 1979 }]);
-    expect(mergeIntervals(decades)).toEqual([
+    expect(mergeRanges(decades, 1)).toEqual([{ start: 1960, end: 1979 }]);
+    expect(mergeRanges(decades)).toEqual([
       { start: 1960, end: 1969 },
       { start: 1970, end: 1979 },
     ]);
-    expect(mergeIntervals([{ start: 0, end: 10 }, { start: 10, end: 20 }])).toEqual([{ start: 0, end: 20 }]);
+    expect(mergeRanges([{ start: 0, end: 10 }, { start: 10, end: 20 }])).toEqual([{ start: 0, end: 20 }]);
   });
 
   it('rejects an interval that ends before it starts', () => {
-    expect(() => mergeIntervals([{ start: 5, end: 4 }])).toThrow(RangeError);
-    expect(() => mergeIntervals([{ start: 0.5, end: 4 }])).toThrow(RangeError);
+    expect(() => mergeRanges([{ start: 5, end: 4 }])).toThrow(RangeError);
+    expect(() => mergeRanges([{ start: 0.5, end: 4 }])).toThrow(RangeError);
   });
 
   it('does not mutate its input', () => {
@@ -54,7 +47,7 @@ describe('mergeIntervals', () => {
       { start: 0, end: 10 },
       { start: 5, end: 20 },
     ];
-    mergeIntervals(input);
+    mergeRanges(input);
     expect(input).toEqual([
       { start: 0, end: 10 },
       { start: 5, end: 20 },
@@ -64,9 +57,9 @@ describe('mergeIntervals', () => {
   it('is idempotent and independent of input order', () => {
     fc.assert(
       fc.property(intervals, adjacency, (list, adj) => {
-        const merged = mergeIntervals(list, adj);
-        expect(mergeIntervals(merged, adj)).toEqual(merged);
-        expect(mergeIntervals([...list].reverse(), adj)).toEqual(merged);
+        const merged = mergeRanges(list, adj);
+        expect(mergeRanges(merged, adj)).toEqual(merged);
+        expect(mergeRanges([...list].reverse(), adj)).toEqual(merged);
       }),
     );
   });
@@ -74,7 +67,7 @@ describe('mergeIntervals', () => {
   it('returns sorted intervals that neither overlap nor touch', () => {
     fc.assert(
       fc.property(intervals, adjacency, (list, adj) => {
-        const merged = mergeIntervals(list, adj);
+        const merged = mergeRanges(list, adj);
         merged.forEach((next, k) => {
           const prev = merged[k - 1];
           if (prev) expect(next.start).toBeGreaterThan(prev.end + adj);
@@ -86,7 +79,7 @@ describe('mergeIntervals', () => {
   it('keeps exactly the same set of points', () => {
     fc.assert(
       fc.property(intervals, adjacency, (list, adj) => {
-        const merged = mergeIntervals(list, adj);
+        const merged = mergeRanges(list, adj);
         for (const x of probes(adj)) expect(contains(merged, x)).toBe(contains(list, x));
       }),
       { numRuns: 50 },
@@ -94,42 +87,42 @@ describe('mergeIntervals', () => {
   });
 });
 
-describe('subtractIntervals', () => {
+describe('subtractRanges', () => {
   it('keeps covered boundary points in ms gaps', () => {
-    expect(subtractIntervals({ start: 0, end: 100 }, [{ start: 10, end: 50 }])).toEqual([
+    expect(subtractRanges({ start: 0, end: 100 }, [{ start: 10, end: 50 }])).toEqual([
       { start: 0, end: 10 },
       { start: 50, end: 100 },
     ]);
   });
 
   it('starts a year gap after the covered years', () => {
-    expect(subtractIntervals({ start: 1960, end: 2000 }, [{ start: 1960, end: 1969 }], 1)).toEqual([
+    expect(subtractRanges({ start: 1960, end: 2000 }, [{ start: 1960, end: 1969 }], 1)).toEqual([
       { start: 1970, end: 2000 },
     ]);
-    expect(subtractIntervals({ start: 1960, end: 2000 }, [{ start: 1980, end: 1980 }], 1)).toEqual([
+    expect(subtractRanges({ start: 1960, end: 2000 }, [{ start: 1980, end: 1980 }], 1)).toEqual([
       { start: 1960, end: 1979 },
       { start: 1981, end: 2000 },
     ]);
   });
 
   it('returns nothing for a fully covered range or a zero-length ms range', () => {
-    expect(subtractIntervals({ start: 0, end: 100 }, [{ start: -5, end: 40 }, { start: 40, end: 200 }])).toEqual([]);
-    expect(subtractIntervals({ start: 7, end: 7 }, [])).toEqual([]);
-    expect(subtractIntervals({ start: 7, end: 7 }, [], 1)).toEqual([{ start: 7, end: 7 }]);
+    expect(subtractRanges({ start: 0, end: 100 }, [{ start: -5, end: 40 }, { start: 40, end: 200 }])).toEqual([]);
+    expect(subtractRanges({ start: 7, end: 7 }, [])).toEqual([]);
+    expect(subtractRanges({ start: 7, end: 7 }, [], 1)).toEqual([{ start: 7, end: 7 }]);
   });
 
   it('ignores zero-length covered ms intervals, which cover no time', () => {
-    expect(subtractIntervals({ start: 0, end: 100 }, [{ start: 50, end: 50 }])).toEqual([{ start: 0, end: 100 }]);
+    expect(subtractRanges({ start: 0, end: 100 }, [{ start: 50, end: 50 }])).toEqual([{ start: 0, end: 100 }]);
   });
 
   it('rejects an inverted range', () => {
-    expect(() => subtractIntervals({ start: 10, end: 0 }, [])).toThrow(RangeError);
+    expect(() => subtractRanges({ start: 10, end: 0 }, [])).toThrow(RangeError);
   });
 
   it('leaves every uncovered point of the range in a gap and no gap inside a covered area', () => {
     fc.assert(
       fc.property(interval(-300, 300, 400), intervals, adjacency, (range, covered, adj) => {
-        const gaps = subtractIntervals(range, covered, adj);
+        const gaps = subtractRanges(range, covered, adj);
         if (measure(range, adj) === 0) {
           // A zero-length ms range holds no time to fetch, even where nothing covers it.
           expect(gaps).toEqual([]);
@@ -179,7 +172,7 @@ describe('coverageOf', () => {
         const gapMeasure = coverage.gaps.reduce((sum, i) => sum + measure(i, adj), 0);
         expect(coveredMeasure + gapMeasure).toBe(total);
         expect(coverage.coveredFraction).toBeCloseTo(coveredMeasure / total, 12);
-        expect(coverage.gaps).toEqual(subtractIntervals(range, covered, adj));
+        expect(coverage.gaps).toEqual(subtractRanges(range, covered, adj));
       }),
     );
   });

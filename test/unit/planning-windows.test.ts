@@ -1,15 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { EARTHQUAKE_PROVIDER, LIMITS, earthquakeRequestSchema } from '../../src/gateway/schemas.js';
-import { DAY_MS, toRfc3339 } from '../../src/gateway/time.js';
-import { type Interval, coverageOf } from '../../src/planning/intervals.js';
+import { earthquakeRequestSchema } from '../../src/gateway/schemas.js';
+import { windowRegion } from '../../src/planning/truncation/index.js';
+import { fromRange, type Interval } from '../../src/domain/interval.js';
 import {
-  type TimeWindow,
   parseWindowKey,
   planLookbackWindows,
   planWindows,
   windowKey,
 } from '../../src/planning/windows.js';
+import { EARTHQUAKE_PROVIDER, LIMITS } from '../../src/domain/spec.js';
+import { DAY_MS, toRfc3339 } from '../../src/domain/time.js';
+import { type Range, coverageOf } from '../../src/domain/ranges.js';
 
 const MAX_MS = LIMITS.maxWindowDays * DAY_MS;
 const YEAR_MS = 366 * DAY_MS;
@@ -25,7 +27,7 @@ const spanMs = fc.oneof(
 const range = fc.tuple(fromMs, spanMs).map(([from, span]) => ({ fromMs: from, toMs: from + span }));
 
 /** Covered windows in and around the range, so some start before it or end after it. */
-const coveredIn = (from: number, to: number): fc.Arbitrary<Interval[]> => {
+const coveredIn = (from: number, to: number): fc.Arbitrary<Range[]> => {
   const pad = Math.max(1, Math.floor((to - from) / 4));
   return fc.array(
     fc
@@ -38,18 +40,19 @@ const rangeWithCoverage = range.chain((r) => fc.tuple(fc.constant(r), coveredIn(
 
 const inAny = (list: readonly { start: number; end: number }[], x: number): boolean =>
   list.some((i) => i.start <= x && x <= i.end);
-const asIntervals = (windows: readonly TimeWindow[]): Interval[] =>
+const asIntervals = (windows: readonly Interval[]): Range[] =>
   windows.map((w) => ({ start: w.startMs, end: w.endMs }));
-const overlapMs = (a: Interval, b: Interval): number =>
+const overlapMs = (a: Range, b: Range): number =>
   Math.max(0, Math.min(a.end, b.end) - Math.max(a.start, b.start));
 
 describe('planWindows examples', () => {
-  it('splits ten years from midnight into 118 day-aligned windows', () => {
+  it('splits ten years into 118 windows two seconds short of 31 days, so widened queries stay within 31', () => {
     const windows = planWindows({ fromMs: utc('2015-01-01T00:00:00Z'), toMs: utc('2025-01-01T00:00:00Z') });
     expect(windows).toHaveLength(118);
-    expect(windowKey(windows[0]!)).toBe('2015-01-01T00:00:00Z/2015-02-01T00:00:00Z');
-    expect(windowKey(windows.at(-1)!)).toBe('2024-12-06T00:00:00Z/2025-01-01T00:00:00Z');
-    for (const w of windows) expect(w.startMs % DAY_MS).toBe(0);
+    expect(windowKey(windows[0]!)).toBe('2015-01-01T00:00:00Z/2015-01-31T23:59:58Z');
+    expect(windowKey(windows[1]!)).toBe('2015-01-31T23:59:58Z/2015-03-03T23:59:56Z');
+    expect(windows.at(-1)!.endMs).toBe(utc('2025-01-01T00:00:00Z'));
+    for (const w of windows) expect(w.endMs - w.startMs + 2000).toBeLessThanOrEqual(MAX_MS);
   });
 
   it('gives no window for a zero-length range and throws for an inverted one', () => {
@@ -68,12 +71,14 @@ describe('planWindows examples', () => {
     const feb = utc('2020-02-01T00:00:00Z');
     const mar = utc('2020-03-01T00:00:00Z');
     const apr = utc('2020-04-01T00:00:00Z');
-    const windows = planWindows({ fromMs: jan, toMs: apr, coveredMs: [{ start: feb, end: mar }] });
+    const windows = planWindows({ fromMs: jan, toMs: apr, coveredMs: [{ startMs: feb, endMs: mar }] });
     expect(windows.map(windowKey)).toEqual([
-      '2020-01-01T00:00:00Z/2020-02-01T00:00:00Z',
-      '2020-03-01T00:00:00Z/2020-04-01T00:00:00Z',
+      '2020-01-01T00:00:00Z/2020-01-31T23:59:58Z',
+      '2020-01-31T23:59:58Z/2020-02-01T00:00:00Z',
+      '2020-03-01T00:00:00Z/2020-03-31T23:59:58Z',
+      '2020-03-31T23:59:58Z/2020-04-01T00:00:00Z',
     ]);
-    expect(planWindows({ fromMs: feb, toMs: mar, coveredMs: [{ start: jan, end: apr }] })).toEqual([]);
+    expect(planWindows({ fromMs: feb, toMs: mar, coveredMs: [{ startMs: jan, endMs: apr }] })).toEqual([]);
   });
 });
 
@@ -82,7 +87,7 @@ describe('planWindows properties', () => {
     fc.assert(
       fc.property(range, fc.integer({ min: 1, max: LIMITS.maxWindowDays }), ({ fromMs, toMs }, windowDays) => {
         const windows = planWindows({ fromMs, toMs, windowDays });
-        const windowMs = windowDays * DAY_MS;
+        const windowMs = windowDays * DAY_MS - 2000;
         expect(windows).toHaveLength(Math.ceil((toMs - fromMs) / windowMs));
         expect(windows[0]?.startMs).toBe(fromMs);
         expect(windows.at(-1)?.endMs).toBe(toMs);
@@ -97,12 +102,13 @@ describe('planWindows properties', () => {
     );
   });
 
-  it('produces windows the gateway request schema accepts', () => {
+  it('produces windows whose widened queries the gateway request schema accepts', () => {
     fc.assert(
       fc.property(range, ({ fromMs, toMs }) => {
         const schema = earthquakeRequestSchema(() => new Date(toMs));
         for (const w of planWindows({ fromMs, toMs })) {
-          const request = { provider: EARTHQUAKE_PROVIDER, start_time: toRfc3339(w.startMs), end_time: toRfc3339(w.endMs) };
+          const { lo, hi } = windowRegion(w);
+          const request = { provider: EARTHQUAKE_PROVIDER, start_time: toRfc3339(lo), end_time: toRfc3339(hi) };
           expect(schema.safeParse(request).success).toBe(true);
         }
       }),
@@ -113,7 +119,7 @@ describe('planWindows properties', () => {
   it('with coverage, puts every uncovered instant in a window and no window inside covered time', () => {
     fc.assert(
       fc.property(rangeWithCoverage, fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 40 }), ([r, covered], samples) => {
-        const windows = planWindows({ ...r, coveredMs: covered });
+        const windows = planWindows({ ...r, coveredMs: covered.map(fromRange) });
         const planned = asIntervals(windows);
         const edges = covered.flatMap((c) => [c.start - 1, c.start, c.start + 1, c.end - 1, c.end, c.end + 1]);
         const points = [...edges, ...samples.map((s) => r.fromMs + s * (r.toMs - r.fromMs)), r.fromMs, r.toMs];
@@ -134,7 +140,7 @@ describe('planWindows properties', () => {
   it('with coverage, plans exactly the uncovered time and no window twice', () => {
     fc.assert(
       fc.property(rangeWithCoverage, ([r, covered]) => {
-        const windows = planWindows({ ...r, coveredMs: covered });
+        const windows = planWindows({ ...r, coveredMs: covered.map(fromRange) });
         const coverage = coverageOf({ start: r.fromMs, end: r.toMs }, covered);
         const planned = windows.reduce((sum, w) => sum + (w.endMs - w.startMs), 0);
         const gaps = coverage.gaps.reduce((sum, g) => sum + (g.end - g.start), 0);
@@ -158,7 +164,7 @@ describe('planLookbackWindows', () => {
     const windows = planLookbackWindows({ nowMs: now, lookbackMs: 90 * DAY_MS });
     expect(windows).toHaveLength(3);
     expect(windows.at(-1)?.endMs).toBe(now);
-    expect(planLookbackWindows({ nowMs: now, lookbackMs: 10 * DAY_MS, windowDays: 1 })).toHaveLength(10);
+    expect(planLookbackWindows({ nowMs: now, lookbackMs: 10 * DAY_MS, windowDays: 1 })).toHaveLength(11);
   });
 
   it('plans nothing for no lookback and rejects a negative one', () => {

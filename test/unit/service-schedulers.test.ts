@@ -11,10 +11,17 @@ describe('desiredSchedulers', () => {
   it('has one scheduler per enabled stream, cron in UTC unless a zone is given', async () => {
     const file = await loadJobsFile(fixture('example.yaml'), now);
     expect(desiredSchedulers(file)).toEqual([
-      { id: 'earthquake:global-m2_5', repeat: { pattern: '*/10 * * * *', tz: 'UTC' }, data: { kind: 'earthquake', stream: 'global-m2_5' } },
-      { id: 'earthquake:california', repeat: { pattern: '*/5 * * * *', tz: 'UTC' }, data: { kind: 'earthquake', stream: 'california' } },
+      { id: 'earthquake:global-m2_5', repeat: { pattern: '*/10 * * * *', tz: 'UTC' }, data: { kind: 'earthquake', stream: 'global-m2_5', tier: 0 } },
+      { id: 'earthquake:california', repeat: { pattern: '*/5 * * * *', tz: 'UTC' }, data: { kind: 'earthquake', stream: 'california', tier: 0 } },
       { id: 'indicator:macro', repeat: { pattern: '0 4 * * 1', tz: 'UTC' }, data: { kind: 'indicator', stream: 'macro' } },
     ]);
+  });
+
+  it('has one scheduler per refresh tier, the first under the stream\'s own id', async () => {
+    const file = await loadJobsFile(join(import.meta.dirname, '../../jobs.yaml'), now);
+    const tiered = file.earthquakes.find((s) => s.refresh.length > 1)!;
+    const ids = desiredSchedulers(file).filter((d) => d.data.stream === tiered.name).map((d) => [d.id, d.data.tier]);
+    expect(ids).toEqual(tiered.refresh.map((_, i) => [i === 0 ? `earthquake:${tiered.name}` : `earthquake:${tiered.name}:tier${i}`, i]));
   });
 
   it('skips disabled streams and keeps every and time zones', async () => {

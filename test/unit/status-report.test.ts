@@ -34,10 +34,11 @@ const row = (streamKey: string, operation: string, over: Partial<StreamStatus> =
   operation,
   name: null,
   params: {},
-  partitions: { done: 3, pending: 0, running: 0, failed: 1 },
+  partitions: { done: 3, pending: 0, running: 0, partial: 0, failed: 1 },
   rowsWritten: 120,
   calls: 9,
   billedCalls: 8,
+  billedUnknown: 0,
   units: 120,
   billedCallsToday: 2,
   unitsToday: 10,
@@ -45,6 +46,7 @@ const row = (streamKey: string, operation: string, over: Partial<StreamStatus> =
   lastError: 'boom',
   lastErrorKind: 'server',
   failedPartitions: [{ partitionKey: '2026-02-01T00:00:00Z/2026-03-01T00:00:00Z', error: 'boom', kind: 'server' }],
+  partialPartitions: [],
   ...over,
 });
 
@@ -55,10 +57,10 @@ describe('buildStatusReport', () => {
     ['earthquake:m5', {
       newestEventTime: new Date('2026-06-15T11:40:00Z'),
       lastValueYear: null,
-      doneWindows: [{ start: day('2026-01-01'), end: day('2026-02-01') }, { start: day('2026-03-01'), end: NOW - 600_000 }],
-      doneYears: [],
+      doneWindows: [{ startMs: day('2026-01-01'), endMs: day('2026-02-01') }, { startMs: day('2026-03-01'), endMs: NOW - 600_000 }],
+      doneYears: [], proven: [], deletedEvents: 0, revisedLastDay: 0,
     }],
-    ['indicator:NY.GDP.MKTP.CD:US', { newestEventTime: null, lastValueYear: 2024, doneWindows: [], doneYears: [{ start: 2000, end: 2010 }] }],
+    ['indicator:NY.GDP.MKTP.CD:US', { newestEventTime: null, lastValueYear: 2024, doneWindows: [], doneYears: [{ start: 2000, end: 2010 }], proven: [], deletedEvents: 0, revisedLastDay: 0 }],
   ]);
   const rows = [row('earthquake:m5', 'earthquake'), row('indicator:NY.GDP.MKTP.CD:US', 'indicator', { failedPartitions: [], lastError: null })];
   const report = buildStatusReport(rows, freshness, JOBS, NOW);
@@ -93,6 +95,7 @@ describe('buildStatusReport', () => {
         '  coverage 2026-01-01T00:00:00Z .. now: 83.07%, 2 gaps',
         '    gap 2026-02-01T00:00:00Z .. 2026-03-01T00:00:00Z',
         '    gap 2026-06-15T11:50:00Z .. now',
+        '  catalog changes: 0 events marked deleted, 0 revised in the last day',
         '  partitions: 3 done, 0 pending, 0 running, 1 failed',
         '  rows written: 120; calls: 9, billed 8 (120 units), today 2 (10 units)',
         '  last error: [server] boom',
@@ -102,5 +105,13 @@ describe('buildStatusReport', () => {
     expect(text).toContain('  coverage 2000 .. 2026: 40.74%, 1 gap\n    gap 2011 .. 2026\n');
     expect(text).toContain('idle (earthquake:m7)\n  schedule: cron "0 * * * *" UTC (disabled)\n');
     expect(text).toContain('  coverage: nothing ingested yet');
+  });
+});
+
+describe('status counts what it cannot know separately', () => {
+  it('calls whose answer was never recorded are reported as billed unknown, apart from the billed ones', () => {
+    const text = formatStatus(buildStatusReport([row('earthquake:all', 'earthquake', { billedUnknown: 3 })], new Map(), null, NOW));
+    expect(text).toContain('billed 8 (120 units), billed unknown 3 (answer never recorded)');
+    expect(formatStatus(buildStatusReport([row('earthquake:all', 'earthquake')], new Map(), null, NOW))).not.toContain('billed unknown');
   });
 });

@@ -2,9 +2,8 @@ import { Command } from 'commander';
 import type { ResolvedEnv } from '../../config/env.js';
 import { loadJobsFile, type ResolvedJobsFile } from '../../config/jobs-file.js';
 import type { Log } from '../../log.js';
-import { startService } from '../../service/service.js';
 import { EXIT } from '../exit.js';
-import { loadEnv } from '../runtime.js';
+import { allowInsecureHttpOption, loadEnv, type EnvFlags } from '../runtime.js';
 import { openSession, startSessionWorkers } from '../session.js';
 import { configOption } from './check-config.js';
 
@@ -33,7 +32,12 @@ function firstStopSignal(onRepeat: (s: NodeJS.Signals) => void): { signal: Promi
 async function openService(file: ResolvedJobsFile, env: ResolvedEnv) {
   const session = await openSession(env, { needGateway: true });
   try {
-    const service = await startService({ ...session, startWorkers: (observer) => startSessionWorkers(session, observer) }, file);
+    // Loaded here: the service (HTTP, Bull Board, metrics) weighs on every other command's memory.
+    const { startService } = await import('../../service/service.js');
+    const service = await startService({ ...session, startWorkers: (observer) => startSessionWorkers(session, observer) }, file, {
+      dashboardToken: env.dashboardToken,
+      budget: { billedCallsPerDay: env.billedCallsPerDay },
+    });
     return { session, service };
   } catch (e) {
     await session.close();
@@ -41,10 +45,10 @@ async function openService(file: ResolvedJobsFile, env: ResolvedEnv) {
   }
 }
 
-async function runService(configPath: string): Promise<void> {
+async function runService(configPath: string, flags: EnvFlags): Promise<void> {
   // Nothing is scheduled from a file that does not load: JobsFileError exits 2 before any connection.
   const file = await loadJobsFile(configPath);
-  const env = loadEnv();
+  const env = loadEnv(process.env, flags);
   let log: Log | null = null;
   const stop = firstStopSignal((signal) => log?.warn({ signal }, 'already stopping: waiting for in-flight jobs'));
   try {
@@ -71,8 +75,9 @@ export function startCommand(): Command {
         'SIGTERM/SIGINT finish in-flight jobs (within SHUTDOWN_DEADLINE_MS) and exit 0',
     )
     .addOption(configOption())
-    .action(async (opts: { config: string }) => {
-      await runService(opts.config);
+    .addOption(allowInsecureHttpOption())
+    .action(async (opts: { config: string; allowInsecureHttp?: boolean }) => {
+      await runService(opts.config, { allowInsecureHttp: opts.allowInsecureHttp });
       process.exitCode = EXIT.ok;
     });
 }

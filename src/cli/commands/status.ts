@@ -2,7 +2,13 @@ import { existsSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { DEFAULT_JOBS_FILE, JobsFileError, loadJobsFile, type ResolvedJobsFile } from '../../config/jobs-file.js';
 import { streamFreshness } from '../../db/queries/freshness.js';
-import { streamStatus } from '../../db/queries/status.js';
+import { streamStatus, unfinishedByBackfill } from '../../db/queries/status.js';
+import { budgetUsed } from '../../db/budget.js';
+import type { Db } from '../../db/connection.js';
+import { DAY_SCOPE, nextUtcMidnightMs, utcDayOf } from '../../domain/budget.js';
+import { CANCELLED_ERROR_KIND } from '../../domain/partition.js';
+import { formatDayBudget, formatHold, holdsByStream, type DayBudget, type StreamHold } from '../status-holds.js';
+import { toRfc3339 } from '../../domain/time.js';
 import { EXIT } from '../exit.js';
 import { connectDb, loadEnv } from '../runtime.js';
 import { buildStatusReport, type Coverage, type StreamReport } from '../status-report.js';
@@ -35,7 +41,24 @@ function formatFreshness(s: StreamReport): string {
   return `  freshness: last year with a value ${s.freshness.lastValueYear ?? 'none yet'}`;
 }
 
-function formatStream(s: StreamReport): string {
+/** The most recently proven parts first: what an operator asks is "how fresh is the recent range". */
+function formatProven(s: StreamReport): string[] {
+  if (s.provenComplete.length === 0) return [];
+  const recent = [...s.provenComplete].sort((a, b) => (a.provenAt < b.provenAt ? 1 : -1));
+  const lines = recent.slice(0, MAX_LISTED).map((p) => `    ${p.from} .. ${p.to} at ${p.provenAt}`);
+  if (recent.length > MAX_LISTED) lines.push(`    ... ${recent.length - MAX_LISTED} more parts (--json lists all)`);
+  return ['  last proven complete:', ...lines];
+}
+
+function formatChanges(s: StreamReport): string[] {
+  const c = s.catalogChanges;
+  return c ? [`  catalog changes: ${c.deletedEvents} events marked deleted, ${c.revisedLastDay} revised in the last day`] : [];
+}
+
+/** A stream's report, with what holds its unfinished work (additive to the JSON). */
+export type HeldStreamReport = StreamReport & { holds?: StreamHold[] };
+
+function formatStream(s: HeldStreamReport): string {
   const p = s.partitions;
   const schedule = s.schedule === null ? 'not in the jobs file' : `${s.schedule}${s.enabled ? '' : ' (disabled)'}`;
   const lines = [
@@ -44,18 +67,33 @@ function formatStream(s: StreamReport): string {
     `  last success: ${s.lastSuccessAt?.toISOString() ?? 'never'}`,
     formatFreshness(s),
     ...formatCoverage(s.coverage),
-    `  partitions: ${p.done} done, ${p.pending} pending, ${p.running} running, ${p.failed} failed`,
-    `  rows written: ${s.rowsWritten}; calls: ${s.calls}, billed ${s.billedCalls} (${s.units} units), today ${s.billedCallsToday} (${s.unitsToday} units)`,
+    ...formatProven(s),
+    ...formatChanges(s),
+    `  partitions: ${p.done} done, ${p.pending} pending, ${p.running} running, ${p.partial > 0 ? `${p.partial} partial, ` : ''}${p.failed} failed`,
+    ...(s.holds ?? []).map(formatHold),
+    `  rows written: ${s.rowsWritten}; calls: ${s.calls}, billed ${s.billedCalls} (${s.units} units)${s.billedUnknown > 0 ? `, billed unknown ${s.billedUnknown} (answer never recorded)` : ''}, today ${s.billedCallsToday} (${s.unitsToday} units)`,
   ];
   if (s.lastError) lines.push(`  last error: [${s.lastErrorKind}] ${s.lastError}`);
   for (const f of s.failedPartitions.slice(0, MAX_LISTED)) lines.push(`  failed ${f.partitionKey}: [${f.kind}] ${f.error}`);
   if (s.failedPartitions.length > MAX_LISTED) lines.push(`  ... ${s.failedPartitions.length - MAX_LISTED} more failed (--json lists all)`);
+  for (const x of s.partialPartitions.slice(0, MAX_LISTED)) {
+    const where = x.unresolved.map((r) => `${toRfc3339(r.lo)}..${toRfc3339(r.hi)}`).join(', ');
+    lines.push(`  partial ${x.partitionKey}: unresolved ${where} (more events than one answer holds; a re-run retries only these)`);
+  }
   return lines.join('\n');
 }
 
-export function formatStatus(rows: StreamReport[]): string {
-  if (rows.length === 0) return 'no streams yet: run `gateway-ingest backfill ...` or `gateway-ingest start`\n';
-  return `${rows.map(formatStream).join('\n\n')}\n`;
+export function formatStatus(rows: HeldStreamReport[], day?: DayBudget): string {
+  const head = day ? `${formatDayBudget(day)}\n\n` : '';
+  if (rows.length === 0) return `${head}no streams yet: run \`gateway-ingest backfill ...\` or \`gateway-ingest start\`\n`;
+  return `${head}${rows.map(formatStream).join('\n\n')}\n`;
+}
+
+/** Today's counter against BILLED_CALLS_PER_DAY, and per stream what holds its unfinished partitions. */
+async function holdsNow(db: Db, cap: number | null, nowMs: number): Promise<{ day: DayBudget; holds: Map<string, StreamHold[]> }> {
+  const today = utcDayOf(nowMs);
+  const day = { day: today, used: await budgetUsed(db, { scope: DAY_SCOPE, day: today }), cap, untilMs: nextUtcMidnightMs(nowMs) };
+  return { day, holds: holdsByStream(await unfinishedByBackfill(db), day) };
 }
 
 /** An explicit --config must load; the default ./jobs.yaml is optional and only warned about. */
@@ -71,9 +109,17 @@ async function jobsFileFor(config: string | undefined): Promise<ResolvedJobsFile
   }
 }
 
+/**
+ * Failed windows need a person (or a re-run): exit 1 so a cron wrapper alerts, with or without --json.
+ * Windows of a cancelled backfill were a person's choice: they show as failed, but alert nobody.
+ */
+export function statusExitCode(report: StreamReport[]): number {
+  return report.some((s) => s.failedPartitions.some((f) => f.kind !== CANCELLED_ERROR_KIND)) ? EXIT.failed : EXIT.ok;
+}
+
 export function statusCommand(): Command {
   return new Command('status')
-    .description('per stream: schedule, last success, freshness, coverage and gaps, billed calls and units, failed windows')
+    .description('per stream: schedule, last success, freshness, coverage and gaps, billed calls and units, failed windows; exits 1 when any window has failed')
     .option('--json', 'machine-readable output')
     .addOption(new Option('--config <path>', `jobs file to join schedules and backfill ranges from (default: ${DEFAULT_JOBS_FILE} when present)`))
     .action(async (f: { json?: boolean; config?: string }) => {
@@ -82,9 +128,11 @@ export function statusCommand(): Command {
       const db = await connectDb(env);
       try {
         const [rows, freshness] = await Promise.all([streamStatus(db.db), streamFreshness(db.db)]);
-        const report = buildStatusReport(rows, freshness, file, Date.now());
-        process.stdout.write(f.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report));
-        process.exitCode = EXIT.ok;
+        const nowMs = Date.now();
+        const { day, holds } = await holdsNow(db.db, env.billedCallsPerDay, nowMs);
+        const report: HeldStreamReport[] = buildStatusReport(rows, freshness, file, nowMs).map((r) => ({ ...r, holds: holds.get(r.streamKey) ?? [] }));
+        process.stdout.write(f.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report, day));
+        process.exitCode = statusExitCode(report);
       } finally {
         await db.close();
       }

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { EXIT } from '../exit.js';
-import { loadEnv } from '../runtime.js';
+import { allowInsecureHttpOption, loadEnv } from '../runtime.js';
 import { openSession, startSessionWorkers } from '../session.js';
 
 /** Resolves on the first SIGINT or SIGTERM. */
@@ -19,8 +19,9 @@ export function untilSignal(): Promise<NodeJS.Signals> {
 export function workerCommand(): Command {
   return new Command('worker')
     .description('run queue workers until SIGINT/SIGTERM, then finish in-flight jobs (within SHUTDOWN_DEADLINE_MS) and exit 0')
-    .action(async () => {
-      const env = loadEnv();
+    .addOption(allowInsecureHttpOption())
+    .action(async (opts: { allowInsecureHttp?: boolean }) => {
+      const env = loadEnv(process.env, opts);
       const session = await openSession(env, { needGateway: true });
       const workers = startSessionWorkers(session);
       session.log.info({ concurrency: env.workerConcurrency, prefix: env.queuePrefix }, 'workers started');

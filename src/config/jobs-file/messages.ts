@@ -1,5 +1,11 @@
-/** Plain-English wording of problems, in one place so every rule describes values the same way. */
-import type { z } from 'zod';
+/**
+ * How problems are worded and placed, in one module so every rule describes values the same way:
+ * the wording (`describe`, the zod error map, unknown keys), problem paths, the hand-written field
+ * checks, and the guards rules use to read the raw document.
+ */
+import { z } from 'zod';
+
+// ---- Wording ----
 
 const TYPE_LABELS: Record<string, string> = {
   string: 'a string',
@@ -57,3 +63,64 @@ export function unknownKeyReason(key: string, allowed: readonly string[]): strin
   if (close) return `unknown key (did you mean ${close}?)`;
   return allowed.length > 0 ? `unknown key (allowed: ${allowed.join(', ')})` : 'unknown key';
 }
+
+// ---- Problem paths ----
+// Paths stay as segments until the file is refused, so that lines can still be looked up in the YAML tree.
+
+export type Segment = string | number;
+
+/** A problem before it is tied to a file: a value path plus a line. */
+export interface RawProblem {
+  path: Segment[];
+  line: number;
+  reason: string;
+}
+
+/** How a rule reports a problem; the caller decides the line, so rules need no YAML positions. */
+export type Report = (path: Segment[], reason: string) => void;
+
+const ROOT_PATH = '(root)';
+
+export function formatPath(path: readonly Segment[]): string {
+  if (path.length === 0) return ROOT_PATH;
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else if (/^[A-Za-z0-9_-]+$/.test(seg)) out += out === '' ? seg : `.${seg}`;
+    else out += `[${JSON.stringify(seg)}]`;
+  }
+  return out;
+}
+
+// ---- Field checks ----
+// Hand-written checks are wrapped as zod schemas so their reasons land in the same issue list as
+// every other schema rule (and so one bad field never stops the others being checked).
+
+export type Check<T> = { ok: true; value: T } | { ok: false; reason: string };
+export const ok = <T>(value: T): Check<T> => ({ ok: true, value });
+export const fail = <T>(reason: string): Check<T> => ({ ok: false, reason });
+
+/** A string checked (and converted) by `check`; its reason becomes the zod issue message. */
+export function checkedString<T>(what: string, check: (s: string) => Check<T>) {
+  const notString = (iss: { input?: unknown }) =>
+    iss.input === undefined ? 'required' : `must be ${what}, got ${describe(iss.input)}`;
+  return z.string({ error: notString }).transform((s, ctx) => {
+    const r = check(s);
+    if (!r.ok) {
+      ctx.issues.push({ code: 'custom', message: r.reason, input: s });
+      return z.NEVER;
+    }
+    return r.value;
+  });
+}
+
+// ---- Raw document ----
+// Cross-field rules read the document as plain JS before validation, so that they still run when
+// some fields are invalid; these guards let them cope with any shape.
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Set at all, whatever its value: an empty (`null`) value counts, the schema reports it. */
+export const has = (obj: Record<string, unknown>, key: string): boolean => obj[key] !== undefined;

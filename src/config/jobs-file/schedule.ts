@@ -1,10 +1,34 @@
-/** When a stream runs: a cron pattern (optionally in a time zone) or a fixed interval. */
+/**
+ * When a stream runs: a cron pattern (optionally in a time zone) or a fixed interval. Durations
+ * live here because `every` is one; `lookback` borrows the same schema so both read alike.
+ */
 import cronParser from 'cron-parser';
-import { durationSchema } from './fields.js';
-import { checkedString, fail, ok, type Check } from './field-check.js';
-import type { Report, Segment } from './problem-path.js';
-import { has } from './raw-document.js';
-import type { Schedule } from './types.js';
+import { DURATION_RULE, formatDurationMs, parseDurationMs } from '../durations.js';
+import { checkedString, fail, has, ok, type Check, type Report, type Segment } from './messages.js';
+
+export type Schedule =
+  | { kind: 'cron'; pattern: string; timezone: string | null }
+  | { kind: 'every'; everyMs: number };
+
+function checkDuration(text: string): Check<number> {
+  const ms = parseDurationMs(text);
+  return ms === null ? fail(`${DURATION_RULE}, got ${JSON.stringify(text)}`) : ok(ms);
+}
+
+const DURATION_WHAT = 'a duration such as 30s, 10m, 6h or 7d';
+
+export const durationSchema = checkedString(DURATION_WHAT, checkDuration);
+
+/** A duration between two bounds (both allowed); the bounds are worded as durations too. */
+export function boundedDurationSchema(minMs: number, maxMs: number) {
+  return checkedString(DURATION_WHAT, (text): Check<number> => {
+    const parsed = checkDuration(text);
+    if (!parsed.ok) return parsed;
+    if (parsed.value < minMs) return fail(`must be at least ${formatDurationMs(minMs)}, got ${JSON.stringify(text)}`);
+    if (parsed.value > maxMs) return fail(`must be at most ${formatDurationMs(maxMs)}, got ${JSON.stringify(text)}`);
+    return parsed;
+  });
+}
 
 /** 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first. */
 function checkCronPattern(text: string): Check<string> {
@@ -58,17 +82,13 @@ export function scheduleRules(item: Record<string, unknown>, base: readonly Segm
   }
 }
 
+/** The resolved schedule of a validated stream: `scheduleRules` made sure exactly one kind is set. */
 export function scheduleOf(s: {
   schedule?: string | undefined;
   every?: number | undefined;
   timezone?: string | undefined;
 }): Schedule {
-  const schedule: Schedule | null =
-    s.schedule !== undefined
-      ? { kind: 'cron', pattern: s.schedule, timezone: s.timezone ?? null }
-      : s.every !== undefined
-        ? { kind: 'every', everyMs: s.every }
-        : null;
-  if (schedule === null) throw new Error('unreachable: a stream without schedule or every passed validation');
-  return schedule;
+  if (s.schedule !== undefined) return { kind: 'cron', pattern: s.schedule, timezone: s.timezone ?? null };
+  if (s.every !== undefined) return { kind: 'every', everyMs: s.every };
+  throw new Error('unreachable: a stream without schedule or every passed validation');
 }

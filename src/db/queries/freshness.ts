@@ -1,17 +1,30 @@
 import { sql } from 'drizzle-orm';
-import type { Interval } from '../../planning/intervals.js';
 import type { Db } from '../connection.js';
+import { fromRange, type Interval } from '../../domain/interval.js';
+import { EARTH_RADIUS_KM } from '../../domain/geo.js';
+import type { Range } from '../../domain/ranges.js';
 
 export interface StreamFreshness {
-  /** Earthquake streams: the newest event last written by one of the stream's own calls. */
+  /** Earthquake streams: the newest stored event the stream's filters match (not marked deleted). */
   newestEventTime: Date | null;
   /** Indicator series: the last year holding a value. */
   lastValueYear: number | null;
-  /** Done windows (epoch ms, both ends inclusive), merged and sorted. */
+  /** What was proven complete (coverage_proofs), merged and sorted: earthquake streams. */
   doneWindows: Interval[];
-  /** Done year chunks, merged and sorted. */
-  doneYears: Interval[];
+  /** The same for indicator streams, in years. */
+  doneYears: Range[];
+  /** Each part of the range and when it was last proven complete (epoch ms or years), sorted. */
+  proven: Array<{ lo: number; hi: number; provenAt: Date }>;
+  /** Earthquake streams: stored events matching the stream's filters marked deleted, and revised in the last day. */
+  deletedEvents: number;
+  revisedLastDay: number;
 }
+
+/** Haversine distance of an event `e` from the circle of stream `s` (params as stored), in km. */
+const circleDistanceSql = sql.raw(`2 * ${EARTH_RADIUS_KM} * asin(least(1, sqrt(
+  power(sin(radians(e.latitude - (s.params -> 'circle' ->> 'latitude')::float8) / 2), 2) +
+  cos(radians((s.params -> 'circle' ->> 'latitude')::float8)) * cos(radians(e.latitude)) *
+  power(sin(radians(e.longitude - (s.params -> 'circle' ->> 'longitude')::float8) / 2), 2))))`);
 
 interface Row extends Record<string, unknown> {
   stream_key: string;
@@ -19,26 +32,44 @@ interface Row extends Record<string, unknown> {
   last_value_year: number | null;
   done_windows: Array<[number, number]> | null;
   done_years: Array<[number, number]> | null;
+  proven: Array<{ lo: number; hi: number; provenAt: string }> | null;
+  deleted_events: number | null;
+  revised_last_day: number | null;
 }
 
-const toIntervals = (pairs: Array<[number, number]> | null): Interval[] =>
+const toRanges = (pairs: Array<[number, number]> | null): Range[] =>
   (pairs ?? []).map(([start, end]) => ({ start: Math.round(start), end: Math.round(end) }));
 
 /**
- * Per stream key. Done partitions are merged in Postgres (range_agg), so a stream with years of
- * scheduled runs sends back a handful of ranges rather than every window it ever fetched.
+ * Per stream key. Coverage is what was proven complete (coverage_proofs, merged in Postgres), so
+ * a window being read again still counts as covered; deletions and revisions are counted over the
+ * stored events that match the stream's filters.
  */
 export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshness>> {
   const result = await db.execute<Row>(sql`
     with done as (
-      select stream_key,
-        range_agg(tstzrange(window_start, window_end, '[]')) filter (where window_start is not null) as windows,
-        range_agg(int4range(start_year, end_year, '[]')) filter (where start_year is not null) as years
-      from ingest_partitions where state = 'done' group by stream_key
+      select p.stream_key,
+        range_agg(tstzrange(to_timestamp(p.lo / 1000.0), to_timestamp(p.hi / 1000.0), '[]')) filter (where s.operation = 'earthquake') as windows,
+        range_agg(int4range(p.lo::int, p.hi::int, '[]')) filter (where s.operation = 'indicator') as years,
+        jsonb_agg(jsonb_build_object('lo', p.lo, 'hi', p.hi, 'provenAt', p.proven_at) order by p.lo) as proven
+      from coverage_proofs p join ingest_streams s using (stream_key) group by p.stream_key
+    ), quakes as (
+      select s.stream_key,
+        count(*) filter (where e.deleted_at is not null)::int as deleted_events,
+        count(*) filter (where e.deleted_at is null and e.revised_at > now() - interval '1 day')::int as revised_last_day
+      from ingest_streams s
+      join earthquake_events e on s.operation = 'earthquake'
+        and (s.params ->> 'min_magnitude' is null or e.magnitude >= (s.params ->> 'min_magnitude')::float8)
+        and (jsonb_typeof(s.params -> 'circle') is distinct from 'object' or ${circleDistanceSql} <= (s.params -> 'circle' ->> 'radiusKm')::float8)
+      where e.deleted_at is not null or e.revised_at > now() - interval '1 day'
+      group by s.stream_key
     )
     select s.stream_key,
-      (select e.time from earthquake_events e join gateway_executions g on g.id = e.last_execution_id
-        where s.operation = 'earthquake' and g.stream_key = s.stream_key order by e.time desc limit 1) as newest_event_time,
+      (select e.time from earthquake_events e
+        where s.operation = 'earthquake' and e.deleted_at is null
+          and (s.params ->> 'min_magnitude' is null or e.magnitude >= (s.params ->> 'min_magnitude')::float8)
+          and (jsonb_typeof(s.params -> 'circle') is distinct from 'object' or ${circleDistanceSql} <= (s.params -> 'circle' ->> 'radiusKm')::float8)
+        order by e.time desc limit 1) as newest_event_time,
       (select max(v.year) from indicator_values v
         where s.operation = 'indicator' and v.value is not null and v.indicator_id = s.params ->> 'indicator'
           and v.country_id = coalesce(
@@ -46,16 +77,20 @@ export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshne
             s.params ->> 'country'))::int as last_value_year,
       (select jsonb_agg(jsonb_build_array(extract(epoch from lower(r)) * 1000, extract(epoch from upper(r)) * 1000) order by lower(r))
         from unnest(d.windows) r) as done_windows,
-      (select jsonb_agg(jsonb_build_array(lower(r), upper(r) - 1) order by lower(r)) from unnest(d.years) r) as done_years
-    from ingest_streams s left join done d using (stream_key)`);
+      (select jsonb_agg(jsonb_build_array(lower(r), upper(r) - 1) order by lower(r)) from unnest(d.years) r) as done_years,
+      d.proven, q.deleted_events, q.revised_last_day
+    from ingest_streams s left join done d using (stream_key) left join quakes q using (stream_key)`);
   return new Map(
     result.rows.map((r) => [
       r.stream_key,
       {
         newestEventTime: r.newest_event_time === null ? null : new Date(r.newest_event_time),
         lastValueYear: r.last_value_year,
-        doneWindows: toIntervals(r.done_windows),
-        doneYears: toIntervals(r.done_years),
+        doneWindows: toRanges(r.done_windows).map(fromRange),
+        doneYears: toRanges(r.done_years),
+        proven: (r.proven ?? []).map((x) => ({ lo: Number(x.lo), hi: Number(x.hi), provenAt: new Date(x.provenAt) })),
+        deletedEvents: r.deleted_events ?? 0,
+        revisedLastDay: r.revised_last_day ?? 0,
       },
     ]),
   );

@@ -1,4 +1,6 @@
 import { sql } from 'drizzle-orm';
+import { BACKFILL_BUDGET_DAY } from '../../domain/budget.js';
+import { PARTITION_STATE as S } from '../../domain/partition.js';
 import type { Db } from '../connection.js';
 
 export interface StreamStatus {
@@ -6,10 +8,12 @@ export interface StreamStatus {
   operation: string;
   name: string | null;
   params: unknown;
-  partitions: { done: number; pending: number; running: number; failed: number };
+  partitions: { done: number; pending: number; running: number; partial: number; failed: number };
   rowsWritten: number;
   calls: number;
   billedCalls: number;
+  /** Calls whose answer was never recorded (a crash, a kill, a cut-off): the gateway may have billed them. */
+  billedUnknown: number;
   units: number;
   billedCallsToday: number;
   unitsToday: number;
@@ -17,6 +21,8 @@ export interface StreamStatus {
   lastError: string | null;
   lastErrorKind: string | null;
   failedPartitions: Array<{ partitionKey: string; error: string | null; kind: string | null }>;
+  /** Windows done except intervals no query could resolve (epoch ms, open intervals). */
+  partialPartitions: Array<{ partitionKey: string; unresolved: Array<{ lo: number; hi: number }> }>;
 }
 
 interface Row extends Record<string, unknown> {
@@ -27,10 +33,12 @@ interface Row extends Record<string, unknown> {
   done: number;
   pending: number;
   running: number;
+  partial: number;
   failed: number;
   rows_written: number;
   calls: number;
   billed_calls: number;
+  billed_unknown: number;
   units: number;
   billed_today: number;
   units_today: number;
@@ -38,6 +46,7 @@ interface Row extends Record<string, unknown> {
   last_error: string | null;
   last_error_kind: string | null;
   failed_list: Array<{ partitionKey: string; error: string | null; kind: string | null }> | null;
+  partial_list: Array<{ partitionKey: string; unresolved: Array<{ lo: number; hi: number }> | null }> | null;
 }
 
 /** Per stream: partition states, audited calls and money, and what failed. */
@@ -45,21 +54,25 @@ export async function streamStatus(db: Db): Promise<StreamStatus[]> {
   const result = await db.execute<Row>(sql`
     with parts as (
       select stream_key,
-        count(*) filter (where state = 'done')::int as done,
-        count(*) filter (where state = 'pending')::int as pending,
-        count(*) filter (where state = 'running')::int as running,
-        count(*) filter (where state = 'failed')::int as failed,
+        count(*) filter (where state = ${S.done})::int as done,
+        count(*) filter (where state = ${S.pending})::int as pending,
+        count(*) filter (where state = ${S.running})::int as running,
+        count(*) filter (where state = ${S.partial})::int as partial,
+        count(*) filter (where state = ${S.failed})::int as failed,
         coalesce(sum(rows_written), 0)::int as rows_written,
         max(completed_at) as last_success_at,
         (jsonb_agg(jsonb_build_object('partitionKey', partition_key, 'error', last_error, 'kind', last_error_kind)
-           order by updated_at desc) filter (where state = 'failed')) as failed_list
+           order by updated_at desc) filter (where state = ${S.failed})) as failed_list,
+        (jsonb_agg(jsonb_build_object('partitionKey', partition_key, 'unresolved', frontier -> 'unresolved')
+           order by partition_key) filter (where state = ${S.partial})) as partial_list
       from ingest_partitions group by stream_key
     ), calls as (
       select stream_key, count(*)::int as calls,
         count(*) filter (where billed)::int as billed_calls,
+        count(*) filter (where billed is null)::int as billed_unknown,
         coalesce(sum(units) filter (where billed), 0)::float8 as units,
-        count(*) filter (where billed and started_at >= date_trunc('day', now()))::int as billed_today,
-        coalesce(sum(units) filter (where billed and started_at >= date_trunc('day', now())), 0)::float8 as units_today
+        count(*) filter (where billed and started_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc')::int as billed_today,
+        coalesce(sum(units) filter (where billed and started_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'), 0)::float8 as units_today
       from gateway_executions group by stream_key
     ), last_error as (
       select distinct on (stream_key) stream_key, error_detail as last_error, error_kind as last_error_kind
@@ -67,11 +80,11 @@ export async function streamStatus(db: Db): Promise<StreamStatus[]> {
     )
     select s.stream_key, s.operation, s.name, s.params,
       coalesce(p.done, 0) as done, coalesce(p.pending, 0) as pending, coalesce(p.running, 0) as running,
-      coalesce(p.failed, 0) as failed, coalesce(p.rows_written, 0) as rows_written,
-      coalesce(c.calls, 0) as calls, coalesce(c.billed_calls, 0) as billed_calls, coalesce(c.units, 0) as units,
+      coalesce(p.partial, 0) as partial, coalesce(p.failed, 0) as failed, coalesce(p.rows_written, 0) as rows_written,
+      coalesce(c.calls, 0) as calls, coalesce(c.billed_calls, 0) as billed_calls, coalesce(c.billed_unknown, 0) as billed_unknown, coalesce(c.units, 0) as units,
       coalesce(c.billed_today, 0) as billed_today, coalesce(c.units_today, 0) as units_today,
       p.last_success_at, coalesce((p.failed_list -> 0 ->> 'error'), e.last_error) as last_error,
-      coalesce((p.failed_list -> 0 ->> 'kind'), e.last_error_kind) as last_error_kind, p.failed_list
+      coalesce((p.failed_list -> 0 ->> 'kind'), e.last_error_kind) as last_error_kind, p.failed_list, p.partial_list
     from ingest_streams s
     left join parts p using (stream_key)
     left join calls c using (stream_key)
@@ -82,10 +95,11 @@ export async function streamStatus(db: Db): Promise<StreamStatus[]> {
     operation: r.operation,
     name: r.name,
     params: r.params,
-    partitions: { done: r.done, pending: r.pending, running: r.running, failed: r.failed },
+    partitions: { done: r.done, pending: r.pending, running: r.running, partial: r.partial, failed: r.failed },
     rowsWritten: r.rows_written,
     calls: r.calls,
     billedCalls: r.billed_calls,
+    billedUnknown: r.billed_unknown,
     units: r.units,
     billedCallsToday: r.billed_today,
     unitsToday: r.units_today,
@@ -93,5 +107,48 @@ export async function streamStatus(db: Db): Promise<StreamStatus[]> {
     lastError: r.last_error,
     lastErrorKind: r.last_error_kind,
     failedPartitions: r.failed_list ?? [],
+    partialPartitions: (r.partial_list ?? []).map((x) => ({ partitionKey: x.partitionKey, unresolved: x.unresolved ?? [] })),
+  }));
+}
+
+/** Unfinished partitions of one stream under one backfill (or none): what may hold them. */
+export interface UnfinishedGroup {
+  streamKey: string;
+  backfillId: string | null;
+  /** Null when the partition has no backfill (scheduled runs), or its row is gone. */
+  control: string | null;
+  maxBilledCalls: number | null;
+  /** The backfill's budget counter. */
+  budgetUsed: number;
+  unfinished: number;
+}
+
+interface UnfinishedRow extends Record<string, unknown> {
+  stream_key: string;
+  backfill_id: string | null;
+  control: string | null;
+  max_billed_calls: number | null;
+  budget_used: number;
+  unfinished: number;
+}
+
+/** Pending and running partitions per stream and backfill, with the backfill's control and budget. */
+export async function unfinishedByBackfill(db: Db): Promise<UnfinishedGroup[]> {
+  const result = await db.execute<UnfinishedRow>(sql`
+    select p.stream_key, p.backfill_id, b.control, b.max_billed_calls,
+      coalesce(c.calls, 0)::int as budget_used, count(*)::int as unfinished
+    from ingest_partitions p
+    left join backfills b on b.id = p.backfill_id
+    left join budget_counters c on c.scope = 'backfill:' || p.backfill_id and c.day = ${BACKFILL_BUDGET_DAY}::date
+    where p.state in (${S.pending}, ${S.running})
+    group by p.stream_key, p.backfill_id, b.control, b.max_billed_calls, c.calls
+    order by p.stream_key, p.backfill_id`);
+  return result.rows.map((r) => ({
+    streamKey: r.stream_key,
+    backfillId: r.backfill_id,
+    control: r.control,
+    maxBilledCalls: r.max_billed_calls,
+    budgetUsed: r.budget_used,
+    unfinished: r.unfinished,
   }));
 }

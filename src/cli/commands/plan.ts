@@ -1,0 +1,232 @@
+/**
+ * Plan before paying: `plan ...` and `backfill ... --dry-run` print what a backfill would fetch and
+ * cost without calling the gateway or enqueueing (unless `--sample N` is asked to pay for a density
+ * measurement); a real backfill estimated above CONFIRM_BILLED_CALLS asks before enqueueing.
+ */
+import { createInterface } from 'node:readline/promises';
+import { Command, Option } from 'commander';
+import type { ResolvedEnv } from '../../config/env.js';
+import { loadJobsFile } from '../../config/jobs-file.js';
+import type { Db } from '../../db/connection.js';
+import { UsageError } from '../../errors.js';
+import type { Gateway } from '../../gateway/client.js';
+import { planBackfill, type BackfillRequest, type Plan } from '../../ingest/plan.js';
+import { sampleDensity, type SampleResult } from '../../ingest/sample.js';
+import type { Log } from '../../log.js';
+import { resolveYearRange } from '../../planning/chunks.js';
+import { EXIT } from '../exit.js';
+import { allowInsecureHttpOption, cliLog, connectDb, gatewayFromEnv, loadEnv } from '../runtime.js';
+import type { Session } from '../session.js';
+import { parseEarthquakeFlags, parseIndicatorFlags } from './backfill.js';
+import { configOption } from './check-config.js';
+import { earthquakeRangeOptions, indicatorRangeOptions } from '../flags.js';
+
+export interface PlanFlags {
+  dryRun?: boolean;
+  json?: boolean;
+  yes?: boolean;
+  sample?: string;
+  refresh?: boolean;
+  allowInsecureHttp?: boolean;
+}
+
+/** More sample calls than this is a backfill, not a sample. */
+const MAX_SAMPLE = 1_000;
+
+/** The flags `backfill` gains: plan instead of enqueueing, skip the confirmation, pay for a sample. */
+export function addPlanOptions(c: Command): Command {
+  return c
+    .option('--dry-run', 'print the plan (windows, estimated billed calls, units and time) without calling the gateway or enqueueing')
+    .option('--json', 'with --dry-run: print the plan as one JSON object')
+    .option('--yes', 'enqueue without asking, even above CONFIRM_BILLED_CALLS')
+    .option('--sample <n>', `pay for n earthquake calls (at most ${MAX_SAMPLE}) spread over the range to measure its event density when nothing stored tells it`);
+}
+
+export function parseSampleFlag(value: string | undefined): number {
+  if (value === undefined) return 0;
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_SAMPLE) throw new UsageError(`--sample: "${value}" must be a whole number from 1 to ${MAX_SAMPLE}`);
+  return Number(value);
+}
+
+export interface PlanOutcome {
+  plan: Plan;
+  /** null: no sample was asked for; `skipped`: asked for, but the density was already known. */
+  sampled: SampleResult | 'skipped' | null;
+}
+
+function settingsOf(env: ResolvedEnv, nowMs: number) {
+  return {
+    nowMs,
+    concurrency: env.workerConcurrency,
+    lanes: env.windowLanes,
+    gatewayKey: env.gateway.baseUrl === null ? null : `${env.gateway.baseUrl}|earthquake`,
+    knowledgeTtlMs: env.gatewayKnowledgeTtlMs,
+  };
+}
+
+/** The plan, after paying for `sample` calls where the density is not known from what is stored. */
+export async function computePlan(db: Db, env: ResolvedEnv, request: BackfillRequest, sample: number, gateway: () => Gateway, log: Log): Promise<PlanOutcome> {
+  const first = await planBackfill(db, request, settingsOf(env, Date.now()));
+  if (sample === 0 || request.operation !== 'earthquake') return { plan: first, sampled: null };
+  const targets = first.plannedWindows.filter((w) => w.density === 'unknown' || w.density === 'extrapolated').map((w) => w.window);
+  if (targets.length === 0) return { plan: first, sampled: 'skipped' };
+  // Samples are billed calls like any other: BILLED_CALLS_PER_DAY holds for them too.
+  const deps = { gateway: gateway(), db, log, knowledgeTtlMs: env.gatewayKnowledgeTtlMs, budget: { billedCallsPerDay: env.billedCallsPerDay } };
+  const streamKey = first.streams[0]!.streamKey;
+  const sampled = await sampleDensity(deps, streamKey, request.filters, targets, sample);
+  return { plan: await planBackfill(db, request, settingsOf(env, Date.now())), sampled };
+}
+
+/** The one JSON object of `--dry-run --json` / `plan --json`. */
+export function planJson({ plan, sampled }: PlanOutcome): Record<string, unknown> {
+  const { plannedWindows, operation, windows, windowsCovered, estimatedBilledCalls, estimatedUnits, estimatedSeconds, ...details } = plan;
+  void plannedWindows;
+  const sample = sampled === null ? null : sampled === 'skipped' ? { skipped: true, reason: 'density already known' } : sampled;
+  return { operation, windows, windowsCovered, estimatedBilledCalls, estimatedUnits, estimatedSeconds, ...details, sample };
+}
+
+const n = (x: number) => x.toLocaleString('en-US');
+const counted = (x: number, one: string, many: string) => `${n(x)} ${x === 1 ? one : many}`;
+
+function duration(seconds: number): string {
+  if (seconds < 90) return `${Math.round(seconds)} s`;
+  if (seconds < 5_400) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3_600).toFixed(1)} h`;
+}
+
+/** Pure: the plan as lines for people. */
+export function planLines({ plan, sampled }: PlanOutcome): string[] {
+  const [one, many] = plan.operation === 'earthquake' ? ['window', 'windows'] : ['year chunk', 'year chunks'];
+  const lines = [`plan: ${counted(plan.windows, one, many)} to fetch, ${n(plan.windowsCovered)} already covered (${counted(plan.streams.length, 'stream', 'streams')})`];
+  if (sampled !== null && sampled !== 'skipped') {
+    lines.push(`  sampled: ${sampled.calls} calls, ${sampled.billedCalls} billed${sampled.failed ? `, ${sampled.failed} failed` : ''} (audited with purpose "sample")`);
+    if (sampled.stopped) lines.push(`  sampling stopped early: ${sampled.stopped}`);
+  }
+  if (sampled === 'skipped') lines.push('  --sample: not used, the density is already known from what is stored');
+  if (plan.density) {
+    const d = plan.density.windows;
+    const from = plan.density.sourceStreams.length > 0 ? ` from ${plan.density.sourceStreams.join(', ')}` : '';
+    lines.push(`  event density: ${d.exact} counted exactly, ${d.scaled} partly, ${d.extrapolated} extrapolated, ${d.unknown} unknown${from}${plan.density.samples ? `, ${counted(plan.density.samples, 'sample', 'samples')}` : ''}`);
+  }
+  const calls = plan.estimatedBilledCalls;
+  if (calls === null) {
+    lines.push(`  estimated billed calls: unknown, no event density is known for these windows (nothing stored for this or a wider stream); at least ${n(plan.minimumBilledCalls)} (one per window)`);
+    lines.push('  pass --sample N to pay for N calls that measure it, or backfill a short range first');
+    return lines;
+  }
+  const order = plan.orderFactor ? ` (order factor ${plan.orderFactor.expected.toFixed(2)}${plan.orderFactor.measuredWindows ? `, measured on ${plan.orderFactor.measuredWindows} full windows` : ', default'})` : '';
+  lines.push(`  estimated billed calls: ${n(calls.expected)} (${n(calls.low)} to ${n(calls.high)})${order}${plan.capProbe === 'expected' ? ', a cap probe included' : ''}`);
+  if (plan.estimatedUnits) lines.push(`  estimated units: ${n(plan.estimatedUnits.expected)} ${plan.estimatedUnits.unit} (${n(plan.estimatedUnits.low)} to ${n(plan.estimatedUnits.high)})`);
+  if (plan.estimatedSeconds !== null) {
+    const latency = plan.latencySource === 'measured' ? 'median of recent calls' : 'no call measured yet';
+    const cycle = plan.callCycleMs === null ? '' : `, ${plan.callCycleMs} ms from one call of a window to its next`;
+    lines.push(`  estimated time: ${duration(plan.estimatedSeconds)} at WORKER_CONCURRENCY=${plan.concurrency}, ${plan.latencyMs} ms per call (${latency})${cycle}`);
+  }
+  return lines;
+}
+
+/** What the threshold is compared with: the expected calls, or the certain minimum when nothing is known. */
+export function billedCallsToConfirm(plan: Plan): number {
+  return plan.estimatedBilledCalls?.expected ?? plan.minimumBilledCalls;
+}
+
+/** `backfill --dry-run`: prints the plan; nothing is enqueued, Redis is not needed. */
+export async function dryRun(env: ResolvedEnv, request: BackfillRequest, flags: PlanFlags): Promise<void> {
+  const sample = parseSampleFlag(flags.sample);
+  const db = await connectDb(env);
+  let gateway: Gateway | null = null;
+  try {
+    const outcome = await computePlan(db.db, env, request, sample, () => (gateway ??= gatewayFromEnv(env)), cliLog(env));
+    process.stdout.write(flags.json ? `${JSON.stringify(planJson(outcome), null, 2)}\n` : `${planLines(outcome).join('\n')}\n`);
+    process.exitCode = EXIT.ok;
+  } finally {
+    await (gateway as Gateway | null)?.close();
+    await db.close();
+  }
+}
+
+async function ask(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await rl.question(question)).trim());
+  } finally {
+    rl.close();
+  }
+}
+
+/**
+ * Just before a real backfill enqueues: prints the estimate (stderr), and above
+ * CONFIRM_BILLED_CALLS asks on a TTY; without one it refuses (exit 2) unless --yes. False: do not enqueue.
+ */
+export async function confirmBackfill(s: Session, request: BackfillRequest, flags: PlanFlags): Promise<boolean> {
+  const sample = parseSampleFlag(flags.sample);
+  let own: Gateway | null = null;
+  try {
+    const outcome = await computePlan(s.db.db, s.env, request, sample, () => s.gateway ?? (own ??= gatewayFromEnv(s.env)), s.log);
+    process.stderr.write(`${planLines(outcome).join('\n')}\n`);
+    const calls = billedCallsToConfirm(outcome.plan);
+    if (flags.yes || calls <= s.env.confirmBilledCalls) return true;
+    const above = `${n(calls)} billed calls${outcome.plan.estimatedBilledCalls ? ' expected' : ' at least'}, above CONFIRM_BILLED_CALLS=${s.env.confirmBilledCalls}`;
+    if (!process.stdin.isTTY || !process.stderr.isTTY) throw new UsageError(`${above}: nothing enqueued; pass --yes to enqueue without asking (or raise CONFIRM_BILLED_CALLS)`);
+    if (await ask(`${above}: proceed? [y/N] `)) return true;
+    process.stderr.write('nothing enqueued\n');
+    process.exitCode = EXIT.usage;
+    return false;
+  } finally {
+    await (own as Gateway | null)?.close();
+  }
+}
+
+function planOptions(c: Command): Command {
+  return c
+    .option('--json', 'print the plan as one JSON object')
+    .option('--sample <n>', `pay for n earthquake calls (at most ${MAX_SAMPLE}) spread over the range to measure its event density when nothing stored tells it`)
+    .option('--refresh', 'plan as `backfill --refresh` would: re-read what was already ingested')
+    .addOption(allowInsecureHttpOption());
+}
+
+/** A jobs.yaml stream as the backfill `backfill --stream NAME` would enqueue. */
+export async function streamRequest(configPath: string, name: string, refresh: boolean, nowMs: number): Promise<BackfillRequest> {
+  const file = await loadJobsFile(configPath);
+  const quake = file.earthquakes.find((s) => s.name === name);
+  const indicator = file.indicators.find((s) => s.name === name);
+  if (quake) {
+    if (!quake.backfillFrom) throw new UsageError(`--stream: "${name}" has no backfill_from in ${configPath}`);
+    return { operation: 'earthquake', filters: { minMagnitude: quake.minMagnitude, circle: quake.circle }, fromMs: quake.backfillFrom.getTime(), toMs: nowMs, refresh, streamName: quake.name };
+  }
+  if (!indicator) throw new UsageError(`--stream: "${name}" is not declared in ${configPath}`);
+  const years = resolveYearRange({ fromYear: indicator.fromYear ?? undefined, toYear: indicator.toYear ?? undefined, currentYear: new Date(nowMs).getUTCFullYear() });
+  return { operation: 'indicator', indicators: indicator.indicators, countries: indicator.countries, ...years, refresh, streamName: indicator.name };
+}
+
+async function runPlan(flags: PlanFlags, request: BackfillRequest): Promise<void> {
+  await dryRun(loadEnv(process.env, { allowInsecureHttp: flags.allowInsecureHttp }), request, flags);
+}
+
+export function planCommand(): Command {
+  const earthquakes = planOptions(earthquakeRangeOptions(new Command('earthquakes').description('plan an earthquake backfill (the flags of `backfill earthquakes`)'))).action(
+    async (f: Parameters<typeof parseEarthquakeFlags>[0] & PlanFlags) => {
+      const parsed = parseEarthquakeFlags(f, Date.now());
+      await runPlan(f, { operation: 'earthquake', ...parsed, refresh: Boolean(f.refresh) });
+    },
+  );
+  const indicators = planOptions(indicatorRangeOptions(new Command('indicators').description('plan an indicator backfill (the flags of `backfill indicators`)'))).action(
+    async (f: Parameters<typeof parseIndicatorFlags>[0] & PlanFlags) => {
+      const parsed = parseIndicatorFlags(f, new Date().getUTCFullYear());
+      await runPlan(f, { operation: 'indicator', ...parsed, refresh: Boolean(f.refresh) });
+    },
+  );
+  const c = new Command('plan')
+    .description('what a backfill would fetch and cost, without calling the gateway or enqueueing: `plan earthquakes`, `plan indicators`, or `plan --stream NAME`')
+    .addOption(new Option('--stream <name>', 'plan the backfill of a stream declared in jobs.yaml'))
+    .addOption(configOption())
+    .enablePositionalOptions();
+  planOptions(c);
+  c.addCommand(earthquakes);
+  c.addCommand(indicators);
+  return c.action(async (f: PlanFlags & { stream?: string; config: string }) => {
+    if (!f.stream) throw new UsageError('plan needs a subcommand (earthquakes, indicators) or --stream NAME');
+    await runPlan(f, await streamRequest(f.config, f.stream, Boolean(f.refresh), Date.now()));
+  });
+}
+

@@ -1,0 +1,49 @@
+/**
+ * The answer transaction: everything one gateway attempt changes commits together or not at all,
+ * so a job cut off at any point is retried from a consistent state and never pays twice for an
+ * answer it already holds. The attempt's audit row was begun before the call (db/audit.ts).
+ */
+import type { AttemptRecord } from '../gateway/attempt.js';
+import { completeAttempt, type CallContext } from './audit.js';
+import type { Db, Tx } from './connection.js';
+import { finishPartition, recordCall, type FinishedRead, type Progress } from './partitions.js';
+import { recordProof } from './coverage.js';
+
+/**
+ * One answer: its audit row completed, the rows `writeRows` upserts (told the audit row's id, which
+ * they reference), the count written back to the audit row, and the partition's progress.
+ */
+export async function commitAnswer(
+  db: Db,
+  attemptId: number,
+  r: AttemptRecord,
+  ctx: CallContext,
+  truncated: boolean | null,
+  writeRows: (tx: Tx, executionRowId: number) => Promise<number>,
+  /** `answered`: the call counts for the partition but moves nothing (a probe, a deletion check). */
+  progress: Omit<Progress, 'rowsWritten'> | 'answered',
+): Promise<{ executionRowId: number; rowsWritten: number }> {
+  return db.transaction(async (tx) => {
+    // Rows first, so that the audit row is completed in one write, with their count.
+    const rowsWritten = await writeRows(tx, attemptId);
+    await completeAttempt(tx, attemptId, r, truncated, rowsWritten);
+    await recordCall(tx, ctx, r, progress === 'answered' ? progress : { ...progress, rowsWritten });
+    return { executionRowId: attemptId, rowsWritten };
+  });
+}
+
+/** A failed attempt: its audit row and the partition's last error, together. Returns failures in a row. */
+export async function commitFailedAttempt(db: Db, attemptId: number, r: AttemptRecord, ctx: CallContext): Promise<number> {
+  return db.transaction(async (tx) => {
+    await completeAttempt(tx, attemptId, r, null);
+    return recordCall(tx, ctx, r, null);
+  });
+}
+
+/** A read ends: the partition done (or partial) and what it proved complete recorded, together. */
+export async function finishRead(db: Db, ref: CallContext, finish: FinishedRead, proven: ReadonlyArray<{ lo: number; hi: number }>, at: Date): Promise<void> {
+  await db.transaction(async (tx) => {
+    await finishPartition(tx, ref, finish);
+    await recordProof(tx, ref.streamKey, proven, at);
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * What a stream asks the gateway for, with the spec's rules (parts 4 and 8) written once. CLI flags,
+ * jobs.yaml, job payloads and gateway requests all validate through these schemas; each caller
+ * words its own messages so that they name the flag, file line or field the value came from.
+ */
+import { z } from 'zod';
+import { LIMITS } from './spec.js';
+
+export const magnitudeSchema = z.number().min(LIMITS.minMagnitude).max(LIMITS.maxMagnitude);
+export const latitudeSchema = z.number().min(-90).max(90);
+export const longitudeSchema = z.number().min(-180).max(180);
+export const radiusKmSchema = z.number().gt(0).max(LIMITS.maxRadiusKm);
+
+export const circleSchema = z.strictObject({
+  latitude: latitudeSchema,
+  longitude: longitudeSchema,
+  radiusKm: radiusKmSchema,
+});
+export type Circle = z.infer<typeof circleSchema>;
+
+export const earthquakeFiltersSchema = z.strictObject({
+  minMagnitude: magnitudeSchema.nullable(),
+  circle: circleSchema.nullable(),
+});
+export type EarthquakeFilters = z.infer<typeof earthquakeFiltersSchema>;
+
+export const NO_FILTERS: EarthquakeFilters = { minMagnitude: null, circle: null };
+
+/**
+ * Spec 4.1 rule 1: latitude, longitude and radius_km are set together or all absent. Returns the
+ * circle, `null` when none is set, or `'partial'` when only some are.
+ */
+export function circleFromParts(parts: {
+  latitude?: number | null | undefined;
+  longitude?: number | null | undefined;
+  radiusKm?: number | null | undefined;
+}): Circle | null | 'partial' {
+  const { latitude, longitude, radiusKm } = parts;
+  const set = [latitude, longitude, radiusKm].filter((v) => v !== undefined && v !== null).length;
+  if (set === 0) return null;
+  if (set !== 3) return 'partial';
+  return { latitude: latitude!, longitude: longitude!, radiusKm: radiusKm! };
+}
+
+/** ISO 3166-1 alpha-2/alpha-3 or a World Bank aggregate code (`WLD`, `EUU`, `1W`). */
+export const countryCodeSchema = z
+  .string()
+  .regex(/^(?=.*[A-Z])[A-Z0-9]{2,3}$/, 'must be a 2 or 3 character country or aggregate code (A-Z, 0-9)');
+
+export const indicatorCodeSchema = z
+  .string()
+  .regex(
+    new RegExp(`^[A-Za-z0-9._]{${LIMITS.indicatorCodeMin},${LIMITS.indicatorCodeMax}}$`),
+    `must be ${LIMITS.indicatorCodeMin} to ${LIMITS.indicatorCodeMax} characters of letters, digits, dot or underscore`,
+  );
+
+/** One (indicator, country) pair; the country as the user asked for it (the gateway may answer another id). */
+export const indicatorSeriesSchema = z.strictObject({
+  indicator: indicatorCodeSchema,
+  country: countryCodeSchema,
+});
+export type IndicatorSeries = z.infer<typeof indicatorSeriesSchema>;
+
+/** A year the indicator query accepts: 1960 or later and not after the current year (UTC). */
+export function yearSchema(currentYear: number) {
+  return z
+    .number()
+    .int()
+    .min(LIMITS.firstYear)
+    .max(currentYear, { error: (iss) => `must not be after the current year (${currentYear}), got ${String(iss.input)}` });
+}

@@ -1,0 +1,71 @@
+/**
+ * Instants as the product handles them: epoch milliseconds inside, RFC 3339 on the wire.
+ * Parsing, calendar checks and second arithmetic come from date-fns; the RFC 3339 grammar is
+ * checked here because date-fns also accepts ISO 8601 forms the spec does not (`20250101T000000Z`).
+ * Day arithmetic stays in plain milliseconds: date-fns' addDays follows local DST changes.
+ */
+import { addSeconds, getDaysInMonth, isValid, parseISO, startOfSecond } from 'date-fns';
+
+export const SECOND_MS = 1_000;
+export const DAY_MS = 86_400_000;
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A real calendar date, so 2025-02-31 is refused (Date would roll it over to March). */
+function realDate(year: number, month: number, day: number): boolean {
+  if (month < 1 || month > 12 || day < 1) return false;
+  // getDaysInMonth reads local fields, so the probe date is built from local fields too (and
+  // setFullYear, since the Date constructor reads years 0-99 as 1900-1999).
+  const probe = new Date(2000, month - 1, 1);
+  probe.setFullYear(year);
+  return day <= getDaysInMonth(probe);
+}
+
+/** RFC 3339 timestamp with a `Z` or numeric offset; fractional seconds allowed. */
+export function isRfc3339(value: string): boolean {
+  const m = RFC3339.exec(value);
+  if (!m) return false;
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  if (!realDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return false;
+  return isValid(parseISO(value.toUpperCase()));
+}
+
+/** Epoch ms of an RFC 3339 timestamp, or null when it is not one. */
+export function parseRfc3339(value: string): number | null {
+  return isRfc3339(value) ? parseISO(value.toUpperCase()).getTime() : null;
+}
+
+/** `YYYY-MM-DD` as UTC midnight, or null when it is not a real calendar date. */
+export function parseDateOnly(value: string): number | null {
+  const m = DATE_ONLY.exec(value);
+  if (!m) return null;
+  const [year, month, day] = m.slice(1, 4).map(Number) as [number, number, number];
+  if (!realDate(year, month, day)) return null;
+  // Date.UTC reads years 0-99 as 1900-1999; setUTCFullYear does not.
+  const d = new Date(0);
+  d.setUTCFullYear(year, month - 1, day);
+  return d.getTime();
+}
+
+/** Canonical wire form: UTC, millisecond precision only when it is not zero. */
+export function toRfc3339(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
+}
+
+/** The whole second at or before `ms`. */
+export function floorSecond(ms: number): number {
+  return startOfSecond(ms).getTime();
+}
+
+/** Whole second strictly after `ms`. */
+export function secondAfter(ms: number): number {
+  return addSeconds(startOfSecond(ms), 1).getTime();
+}
+
+/** Whole second strictly before `ms`. */
+export function secondBefore(ms: number): number {
+  const floor = startOfSecond(ms).getTime();
+  return floor < ms ? floor : addSeconds(floor, -1).getTime();
+}

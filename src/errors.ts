@@ -1,0 +1,124 @@
+/**
+ * Every error class the product throws on purpose, in one leaf module; every layer may raise them,
+ * and only the CLI maps them to exit codes (cli/exit.ts).
+ */
+
+/** Bad flags, bad config or bad input: exit 2, and nothing was changed. */
+export class UsageError extends Error {
+  override readonly name: string = 'UsageError';
+}
+
+/** An environment variable that does not parse: exit 2, naming the variable. */
+export class ConfigError extends UsageError {
+  override readonly name = 'ConfigError';
+}
+
+/** A service (PostgreSQL, Redis, the gateway) could not be reached: exit 1 with how to fix it. */
+export class ServiceUnavailableError extends Error {
+  override readonly name = 'ServiceUnavailableError';
+}
+
+/** The audit's `error_kind` set; each kind maps to one retry behaviour (`retryPolicyOf`). */
+export const ERROR_KINDS = [
+  'parameters',
+  'auth',
+  'rate_limited',
+  'data_source',
+  'unknown',
+  'server',
+  'timeout',
+  'transport',
+  'invalid_response',
+] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
+
+export type RetryPolicy = 'never' | 'after_retry_after' | 'backoff';
+
+/** Parameter and auth errors are unrecoverable, 429 waits for Retry-After, the rest backs off. */
+export function retryPolicyOf(kind: ErrorKind): RetryPolicy {
+  if (kind === 'parameters' || kind === 'auth') return 'never';
+  if (kind === 'rate_limited') return 'after_retry_after';
+  return 'backoff';
+}
+
+/** One failed gateway attempt, carrying what the retry layer needs and the original cause. */
+export class GatewayError extends Error {
+  override readonly name = 'GatewayError';
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    readonly details: { httpStatus?: number | null; retryAfterMs?: number | null; cause?: unknown; failuresInRow?: number } = {},
+  ) {
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
+  }
+  get retryable(): boolean {
+    return retryPolicyOf(this.kind) !== 'never';
+  }
+  get retryAfterMs(): number | null {
+    return this.details.retryAfterMs ?? null;
+  }
+  /** Failed attempts of the partition since its last recorded answer, this one included (0: not counted). */
+  get failuresInRow(): number {
+    return this.details.failuresInRow ?? 0;
+  }
+}
+
+/** The worker is stopping: the job goes back to the queue as it is, nothing counted against it. */
+export class ShutdownError extends Error {
+  override readonly name = 'ShutdownError';
+}
+
+/** The work cannot be finished by retrying (a window past its call ceiling): fail it with the reason. */
+export class GaveUpError extends Error {
+  override readonly name = 'GaveUpError';
+}
+
+/** A bundled or given data file of the emulator does not parse. */
+export class EmulatorDataError extends Error {
+  override readonly name = 'EmulatorDataError';
+}
+
+/**
+ * A billed-call budget is used up, so no call was started: the job waits, it has not failed.
+ * `scope` says which cap: `day` (BILLED_CALLS_PER_DAY, until the next UTC midnight) or `backfill`
+ * (its --max-billed-calls, until the cap is raised: `until` null).
+ */
+export class BudgetExhaustedError extends Error {
+  override readonly name = 'BudgetExhaustedError';
+  constructor(
+    readonly scope: 'day' | 'backfill',
+    readonly cap: number,
+    readonly until: Date | null,
+    readonly backfillId: string | null,
+  ) {
+    super(
+      scope === 'day'
+        ? `BILLED_CALLS_PER_DAY (${cap}) used up: paused until ${until?.toISOString() ?? 'the next UTC day'}`
+        : `backfill ${backfillId ?? '?'} used its ${cap} billed calls: paused until --max-billed-calls is raised`,
+    );
+  }
+}
+
+/** The job's backfill was paused: the job stops before its next call and is dropped (resume re-adds it). */
+export class BackfillPausedError extends Error {
+  override readonly name = 'BackfillPausedError';
+  constructor(readonly backfillId: string) {
+    super(`backfill ${backfillId} is paused: no new gateway call`);
+  }
+}
+
+/** The job's backfill was cancelled: the job stops before its next call and its partition is marked cancelled. */
+export class BackfillCancelledError extends Error {
+  override readonly name = 'BackfillCancelledError';
+  constructor(readonly backfillId: string) {
+    super(`backfill ${backfillId} was cancelled`);
+  }
+}
+
+/** Another live worker run is reading the partition: this copy of its job waits (nothing is wrong). */
+export class PartitionBusyError extends Error {
+  constructor(readonly partition: { streamKey: string; partitionKey: string }) {
+    super(`${partition.streamKey} ${partition.partitionKey} is being read by another worker run`);
+    this.name = 'PartitionBusyError';
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * Pure classification of one HTTP attempt into the audit's error kinds (see errors.ts for how
+ * each kind is retried), and the Retry-After header.
+ */
+import type { ErrorKind } from '../errors.js';
+
+export interface AttemptFacts {
+  /** null when no HTTP response arrived. */
+  httpStatus: number | null;
+  transportFailure?: 'timeout' | 'transport';
+  /** `data.execution.outcome` if it could be read, verbatim. */
+  outcome: string | null;
+  /** The body was JSON and matched the envelope and result schema of the operation. */
+  bodyValid: boolean;
+}
+
+/**
+ * Outcome values other than `succeeded` are not given by the spec, so words in them are only a
+ * hint; anything unrecognised falls back to the HTTP status and finally to `unknown`.
+ */
+function kindFromOutcomeWords(outcome: string): ErrorKind | null {
+  const o = outcome.toLowerCase();
+  // Retryable kinds first: a word that also hints at bad input ("upstream invalid response") must
+  // not fail a window for good, and a wrong `parameters` costs the window while a wrong retry
+  // costs unbilled calls.
+  if (/source|upstream|provider|backend/.test(o)) return 'data_source';
+  if (/unknown|indeterminate|timeout|timed.?out/.test(o)) return 'unknown';
+  if (/rate|throttl|quota|too.?many/.test(o)) return 'rate_limited';
+  if (/auth|forbidden|denied|credential|not.?activated/.test(o)) return 'auth';
+  if (/param|argument|validation|bad.?request|invalid.?(request|input|field|value)/.test(o)) return 'parameters';
+  return null;
+}
+
+function kindFromStatus(status: number): ErrorKind | null {
+  if (status === 401 || status === 402 || status === 403) return 'auth';
+  if (status === 429) return 'rate_limited';
+  if (status === 408 || status === 504) return 'timeout';
+  // 404 is a wrong GATEWAY_BASE_URL or path: no retry fixes it (answer.ts says so in its message).
+  if (status === 404) return 'parameters';
+  if (status >= 400 && status < 500) return 'parameters';
+  if (status >= 500) return 'server';
+  return null;
+}
+
+/** null means the attempt succeeded: HTTP 2xx, outcome `succeeded` and a body that fits the spec. */
+export function classifyAttempt(f: AttemptFacts): ErrorKind | null {
+  if (f.transportFailure) return f.transportFailure;
+  const status = f.httpStatus ?? 0;
+  if (status === 401 || status === 403 || status === 429) return kindFromStatus(status);
+  const ok2xx = status >= 200 && status < 300;
+  if (f.outcome !== null && f.outcome !== 'succeeded') {
+    return kindFromOutcomeWords(f.outcome) ?? (ok2xx ? 'unknown' : kindFromStatus(status)) ?? 'unknown';
+  }
+  if (!ok2xx) return kindFromStatus(status) ?? 'server';
+  if (f.outcome === null || !f.bodyValid) return 'invalid_response';
+  return null;
+}
+
+/** `Retry-After` is delta-seconds or an HTTP date (RFC 9110 10.2.3). */
+export function parseRetryAfterMs(header: string | null | undefined, nowMs: number): number | null {
+  if (!header) return null;
+  const trimmed = header.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}

@@ -1,0 +1,115 @@
+/**
+ * `--sample N`: pays for N earthquake calls spread over a backfill's range to measure its event
+ * density when nothing stored tells it. Each call goes through the workers' call path (audit row
+ * first, budgets reserved) and is recorded with purpose `sample`; later plans read those answers
+ * back from the audit, so a density once paid for is never paid for again. Sampled events are not
+ * stored: an answer proves nothing about coverage, and the backfill fetches them anyway.
+ */
+import { commitAnswer } from '../db/answers.js';
+import type { CallContext } from '../db/audit.js';
+import { recordAnswerSize } from '../db/gateway-knowledge.js';
+import { SAMPLE_PURPOSE } from '../db/queries/plan.js';
+import type { EarthquakeFilters } from '../domain/filters.js';
+import type { Interval } from '../domain/interval.js';
+import { LIMITS } from '../domain/spec.js';
+import { DAY_MS, SECOND_MS, floorSecond, secondAfter, toRfc3339 } from '../domain/time.js';
+import { BudgetExhaustedError, UsageError, retryPolicyOf } from '../errors.js';
+import type { EarthquakeRequest } from '../gateway/schemas.js';
+import { windowKey } from '../planning/windows.js';
+import { failedAttempt, makeCall } from '../worker/call.js';
+import type { ProcessorDeps } from '../worker/deps.js';
+import { gatewayKey } from '../worker/gateway-facts.js';
+
+const CAP = LIMITS.maxResultsCeiling;
+/** The shortest interval a sample shrinks to: a minute holds a cap of events only in a swarm. */
+const MIN_SAMPLE_MS = 60 * SECOND_MS;
+/** An answer this small measures little: the next sample looks at a longer interval. */
+const SPARSE_ANSWER = CAP / 4;
+/** Spreads repeated samples of one window over different parts of it. */
+const GOLDEN = 0.618_033_988_75;
+
+/** Pure: which windows the N samples fall in, spread evenly over the list (repeating when N exceeds it). */
+export function sampleWindows(windows: readonly Interval[], n: number): Interval[] {
+  if (windows.length === 0 || n <= 0) return [];
+  return Array.from({ length: n }, (_, k) => windows[Math.min(windows.length - 1, Math.floor(((k + 0.5) * windows.length) / n))]!);
+}
+
+/**
+ * Pure: the next interval length after an answer. A full answer says only "at least a cap": look at
+ * a quarter of it, or half the span its events covered if that is shorter (a newest- or oldest-first
+ * gateway returns a cap of events packed at one end). A sparse answer doubles it.
+ */
+export function nextLengthMs(lengthMs: number, returned: number, spanMs: number, windowMs: number): number {
+  if (returned >= CAP) return Math.max(MIN_SAMPLE_MS, Math.min(lengthMs / 4, spanMs / 2));
+  if (returned < SPARSE_ANSWER) return Math.min(windowMs, lengthMs * 2);
+  return lengthMs;
+}
+
+/** Pure: the interval of sample `k` of a window: `lengthMs` long, placed at a spread position, whole seconds. */
+export function sampleInterval(window: Interval, lengthMs: number, k: number): Interval {
+  const windowMs = window.endMs - window.startMs;
+  const length = Math.min(windowMs, Math.max(MIN_SAMPLE_MS, lengthMs));
+  const offset = ((k * GOLDEN) % 1) * (windowMs - length);
+  const startMs = secondAfter(window.startMs + offset - 1);
+  const endMs = Math.max(startMs + SECOND_MS, floorSecond(Math.min(window.endMs, startMs + length)));
+  return { startMs, endMs };
+}
+
+export interface SampleResult {
+  calls: number;
+  billedCalls: number;
+  /** Calls that failed (retryable kinds): not retried, the next sample goes on. */
+  failed: number;
+  /** Why sampling stopped before n calls (a budget used up), or null. */
+  stopped: string | null;
+}
+
+/**
+ * Pays for `n` sample calls over `windows` with the stream's filters. Stops early at a budget used
+ * up (what was sampled still counts); a credential or parameter error ends it as bad usage.
+ */
+export async function sampleDensity(deps: ProcessorDeps, streamKey: string, filters: EarthquakeFilters, windows: readonly Interval[], n: number): Promise<SampleResult> {
+  const result: SampleResult = { calls: 0, billedCalls: 0, failed: 0, stopped: null };
+  let lengthMs = LIMITS.maxWindowDays * DAY_MS;
+  for (const [k, window] of sampleWindows(windows, n).entries()) {
+    const interval = sampleInterval(window, lengthMs, k);
+    const request: EarthquakeRequest = {
+      provider: 'quake-catalog',
+      start_time: toRfc3339(interval.startMs),
+      end_time: toRfc3339(interval.endMs),
+      ...(filters.minMagnitude === null ? {} : { min_magnitude: filters.minMagnitude }),
+      ...(filters.circle ? { latitude: filters.circle.latitude, longitude: filters.circle.longitude, radius_km: filters.circle.radiusKm } : {}),
+      max_results: CAP,
+    };
+    // A partition key no window has, so the call is booked on no partition.
+    const call: CallContext = { streamKey, partitionKey: `${SAMPLE_PURPOSE}@${windowKey(window)}`, jobId: null, attempt: 1, purpose: SAMPLE_PURPOSE };
+    const ctx = { jobId: null, attempt: 1 };
+    let made;
+    try {
+      made = await makeCall(deps, call, 'earthquake', request, () => deps.gateway.queryEarthquakes(request), ctx);
+    } catch (e) {
+      if (!(e instanceof BudgetExhaustedError)) throw e;
+      result.stopped = e.message;
+      break;
+    }
+    const { attemptId, attempt } = made;
+    result.calls++;
+    if (!attempt.ok) {
+      const error = await failedAttempt(deps, attemptId, attempt.record, attempt.cause, call, ctx, { operation: 'earthquake', stream: streamKey, purpose: SAMPLE_PURPOSE });
+      if (retryPolicyOf(error.kind) === 'never') throw new UsageError(`--sample: ${error.message}`);
+      result.failed++;
+      continue;
+    }
+    const events = attempt.result.events ?? [];
+    const full = events.length >= CAP;
+    await commitAnswer(deps.db, attemptId, attempt.record, call, full, async () => 0, 'answered');
+    if (attempt.record.billed) result.billedCalls++;
+    deps.observer?.onCall(attempt.record, 0);
+    // What every answer teaches the workers: the gateway's cap is at least this.
+    if (events.length > 1) await recordAnswerSize(deps.db, gatewayKey(deps), events.length, attempt.record.finishedAt, deps.knowledgeTtlMs);
+    const times = events.map((e) => Date.parse(e.time)).filter(Number.isFinite);
+    const spanMs = times.length > 1 ? Math.max(...times) - Math.min(...times) : interval.endMs - interval.startMs;
+    lengthMs = nextLengthMs(interval.endMs - interval.startMs, events.length, spanMs, window.endMs - window.startMs);
+  }
+  return result;
+}

@@ -1,0 +1,153 @@
+/**
+ * How many events a planned window holds, judged from what is already stored. Pure: the counts
+ * come from the caller (db/queries/plan.ts counts them).
+ *
+ * Events of a stream are all stored for the time its done windows cover. A stream that asks for
+ * every event another one asks for (no or a lower minimum magnitude, no or a containing circle) is
+ * *wider*: where it is covered, counting the stored events that match the narrower stream's
+ * filters gives that stream's exact count. Elsewhere the count is extrapolated from the event rate
+ * of the covered time, with the lowest and highest rate seen as its range.
+ */
+import { haversineKm } from '../domain/geo.js';
+import type { EarthquakeFilters } from '../domain/filters.js';
+import { timeCoverage, type Interval } from '../domain/interval.js';
+import { mergeRanges } from '../domain/ranges.js';
+
+const HOUR_MS = 3_600_000;
+/** Rounding slack for circles computed in floating point. */
+const CIRCLE_SLACK_KM = 1e-6;
+
+/** True when every event `narrow` asks for is also one that `wide` asks for. */
+export function isWiderOrEqual(wide: EarthquakeFilters, narrow: EarthquakeFilters): boolean {
+  const magnitudeOk = wide.minMagnitude === null || (narrow.minMagnitude !== null && narrow.minMagnitude >= wide.minMagnitude);
+  if (!magnitudeOk) return false;
+  if (wide.circle === null) return true;
+  if (narrow.circle === null) return false;
+  const apartKm = haversineKm(wide.circle.latitude, wide.circle.longitude, narrow.circle.latitude, narrow.circle.longitude);
+  return apartKm + narrow.circle.radiusKm <= wide.circle.radiusKm + CIRCLE_SLACK_KM;
+}
+
+/** Sorted, merged union of intervals. */
+export function unionOf(intervals: readonly Interval[]): Interval[] {
+  return mergeRanges(intervals.map((i) => ({ start: i.startMs, end: i.endMs }))).map((r) => ({ startMs: r.start, endMs: r.end }));
+}
+
+/** The parts of `window` inside `covered` (a union, see unionOf). */
+export function coveredPartsOf(window: Interval, covered: readonly Interval[]): Interval[] {
+  return timeCoverage(window, covered).covered;
+}
+
+/** Splits intervals into pieces of at most `maxMs`, so that each piece gives one rate. */
+export function piecesOf(intervals: readonly Interval[], maxMs: number): Interval[] {
+  return intervals.flatMap((i) => {
+    const out: Interval[] = [];
+    for (let start = i.startMs; start < i.endMs; start += maxMs) out.push({ startMs: start, endMs: Math.min(start + maxMs, i.endMs) });
+    return out;
+  });
+}
+
+export interface Counted {
+  ms: number;
+  events: number;
+  /** Only a lower bound: a sample answer that came back full. */
+  atLeast?: boolean;
+}
+
+/** Events per ms: what the covered time says about time not covered. */
+export interface RatePool {
+  low: number;
+  expected: number;
+  high: number;
+  /** Only lower bounds were seen (every sample came back full). */
+  lowerBoundOnly: boolean;
+}
+
+/**
+ * Pieces shorter than this give rates too noisy to extrapolate from (a boundary sliver is seconds
+ * long); samples of a dense stream shrink to a few hours, so they still count.
+ */
+export const MIN_RATE_PIECE_MS = HOUR_MS;
+/** When every sample came back full, the true rate is at least the largest; assume up to this many times it. */
+const LOWER_BOUND_SPREAD = 4;
+
+export function ratePool(pieces: readonly Counted[], minPieceMs = MIN_RATE_PIECE_MS): RatePool | null {
+  const usable = pieces.filter((p) => p.ms >= minPieceMs && p.ms > 0);
+  const exact = usable.filter((p) => !p.atLeast);
+  const bounds = usable.filter((p) => p.atLeast).map((p) => p.events / p.ms);
+  if (exact.length > 0) {
+    const rates = exact.map((p) => p.events / p.ms);
+    const expected = exact.reduce((n, p) => n + p.events, 0) / exact.reduce((n, p) => n + p.ms, 0);
+    return { low: Math.min(...rates), expected: Math.max(expected, ...bounds), high: Math.max(...rates, ...bounds), lowerBoundOnly: false };
+  }
+  if (bounds.length === 0) return null;
+  const floor = Math.max(...bounds);
+  return { low: floor, expected: floor, high: floor * LOWER_BOUND_SPREAD, lowerBoundOnly: true };
+}
+
+export interface EventRange {
+  low: number;
+  expected: number;
+  high: number;
+}
+
+export type DensityKind = 'exact' | 'scaled' | 'extrapolated' | 'unknown';
+
+export interface WindowEvents {
+  kind: DensityKind;
+  /** null when nothing is known. */
+  events: EventRange | null;
+}
+
+/**
+ * A window's events: exact when its whole length is covered; the covered count plus the rest at
+ * the pool's rates when partly covered; the pool's rates alone when not covered at all.
+ */
+export function windowEvents(window: Interval, covered: Counted, pool: RatePool | null): WindowEvents {
+  const lengthMs = window.endMs - window.startMs;
+  const restMs = Math.max(0, lengthMs - covered.ms);
+  if (restMs === 0) return { kind: 'exact', events: { low: covered.events, expected: covered.events, high: covered.events } };
+  // The window's own rate is the better guess once it covers a day; the pool bounds the range.
+  const own = covered.ms >= MIN_RATE_PIECE_MS ? covered.events / covered.ms : null;
+  if (pool === null) {
+    if (own === null) return { kind: 'unknown', events: null };
+    const n = covered.events + restMs * own;
+    return { kind: 'scaled', events: { low: covered.events, expected: n, high: n } };
+  }
+  const rate = { low: Math.min(pool.low, own ?? pool.low), expected: own ?? pool.expected, high: Math.max(pool.high, own ?? 0) };
+  return {
+    kind: covered.ms > 0 ? 'scaled' : 'extrapolated',
+    events: { low: covered.events + restMs * rate.low, expected: covered.events + restMs * rate.expected, high: covered.events + restMs * rate.high },
+  };
+}
+
+export interface SampleCount {
+  interval: Interval;
+  events: number;
+  /** The answer came back full: at least `events`. */
+  full: boolean;
+}
+
+const overlaps = (a: Interval, b: Interval) => a.startMs <= b.endMs && b.startMs <= a.endMs;
+
+/**
+ * What is counted in one window: its stored parts, plus complete samples lying inside it and
+ * outside those parts (sampled events are not stored, so they never count twice), each once.
+ */
+export function countedInWindow(window: Interval, storedParts: readonly Interval[], storedEvents: number, samples: readonly SampleCount[]): Counted {
+  let ms = storedParts.reduce((n, p) => n + (p.endMs - p.startMs), 0);
+  let events = storedEvents;
+  const taken: Interval[] = [...storedParts];
+  for (const s of samples) {
+    const inside = s.interval.startMs >= window.startMs && s.interval.endMs <= window.endMs;
+    if (s.full || !inside || taken.some((t) => overlaps(t, s.interval))) continue;
+    taken.push(s.interval);
+    ms += s.interval.endMs - s.interval.startMs;
+    events += s.events;
+  }
+  return { ms, events };
+}
+
+/** Samples as rate pieces: a full answer only bounds its interval's count from below. */
+export function samplePieces(samples: readonly SampleCount[]): Counted[] {
+  return samples.map((s) => ({ ms: s.interval.endMs - s.interval.startMs, events: s.events, atLeast: s.full }));
+}

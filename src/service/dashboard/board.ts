@@ -1,0 +1,78 @@
+/**
+ * Bull Board (the BullMQ dashboard) under /queues. Without DASHBOARD_TOKEN it is read-only: every
+ * queue is registered in Bull Board's readOnlyMode and every request that is not a read is refused
+ * here before it reaches the board. With the token, only requests carrying it get through, and
+ * then with the board's actions (retry, promote, clean, pause).
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { Queue } from 'bullmq';
+import express from 'express';
+import { checkToken } from './auth.js';
+import { html } from './html.js';
+
+export const BOARD_PATH = '/queues';
+
+export interface BoardOptions {
+  queues: readonly Queue[];
+  /** DASHBOARD_TOKEN; null: read-only and open. */
+  token: string | null;
+}
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export function underBoard(pathname: string): boolean {
+  return pathname === BOARD_PATH || pathname.startsWith(`${BOARD_PATH}/`);
+}
+
+function boardApp(o: BoardOptions): RequestHandler {
+  const adapter = new ExpressAdapter();
+  adapter.setBasePath(BOARD_PATH);
+  createBullBoard({
+    queues: o.queues.map((q) => new BullMQAdapter(q, { readOnlyMode: o.token === null })),
+    serverAdapter: adapter,
+    options: { uiConfig: { boardTitle: 'gateway-ingest', miscLinks: [{ text: 'Status page', url: '/' }] } },
+  });
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(BOARD_PATH, adapter.getRouter());
+  return (req, res) => void app(req, res);
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+const isRead = (req: IncomingMessage): boolean => req.method === 'GET' || req.method === 'HEAD';
+
+/** A person gets a form asking for the token; a script (or the board's API) gets JSON. */
+function refuse(req: IncomingMessage, res: ServerResponse, url: URL): void {
+  const challenge = { 'www-authenticate': 'Bearer realm="gateway-ingest dashboard"' };
+  const wantsPage = isRead(req) && !url.pathname.startsWith(`${BOARD_PATH}/api/`) && (req.headers.accept ?? '').includes('text/html');
+  if (!wantsPage) return sendJson(res, 401, { error: 'DASHBOARD_TOKEN required: send Authorization: Bearer <token>' }, challenge);
+  res.writeHead(401, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...challenge });
+  res.end(html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>gateway-ingest queues</title></head>
+<body style="font:15px system-ui,sans-serif;margin:48px auto;max-width:520px">
+<h1>Queues need the dashboard token</h1><p>Enter <code>DASHBOARD_TOKEN</code> (a cookie keeps you signed in), or send <code>Authorization: Bearer &lt;token&gt;</code>.</p>
+<form method="get" action="${url.pathname}"><input type="password" name="token" autocomplete="current-password" required autofocus> <button type="submit">Open</button></form>
+<p><a href="/">Status page</a> (no token needed)</p></body></html>`.text);
+}
+
+/** The /queues handler: the token gate (or the read-only rule) in front of Bull Board. */
+export function createBoard(o: BoardOptions): (req: IncomingMessage, res: ServerResponse, url: URL) => void {
+  const board = boardApp(o);
+  return (req, res, url) => {
+    if (o.token === null) {
+      if (isRead(req)) return board(req, res);
+      return sendJson(res, 405, { error: 'Bull Board is read-only: set DASHBOARD_TOKEN to allow its actions' }, { allow: 'GET, HEAD' });
+    }
+    const decision = checkToken(req, url, o.token, BOARD_PATH);
+    if (decision.kind === 'allow') return board(req, res);
+    if (decision.kind === 'deny') return refuse(req, res, url);
+    res.writeHead(303, { location: decision.location, 'set-cookie': decision.cookie, 'cache-control': 'no-store' });
+    res.end();
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * One gateway call as a worker makes it. Nothing is sent unless its audit row was written first
+ * (while PostgreSQL is down, nothing is called), no new call starts once shutdown began, and a
+ * call cut off at the shutdown deadline is recorded as billed unknown, never as unbilled.
+ *
+ * Each call is also a control point: no call starts for a paused or cancelled backfill, and none
+ * that a budget (BILLED_CALLS_PER_DAY, the backfill's --max-billed-calls) would not cover. The
+ * budget unit is reserved in the same transaction as the audit row, so every audited call holds
+ * one; it is given back when the answer turns out unbilled, and kept when billed or unknown.
+ */
+import { beginAttempt, billedOf, discardAttempt, markAttemptRefused, markAttemptUnknown, type CallContext } from '../db/audit.js';
+import { commitFailedAttempt } from '../db/answers.js';
+import { loadBackfillGate } from '../db/backfills.js';
+import { releaseBudget, reserveBudget } from '../db/budget.js';
+import { BACKFILL_CONTROL, type BackfillControl } from '../domain/backfill.js';
+import { budgetScopes, refusalOf, type BudgetScope } from '../domain/budget.js';
+import type { Operation } from '../domain/spec.js';
+import { BackfillCancelledError, BackfillPausedError, BudgetExhaustedError, GatewayError, ShutdownError } from '../errors.js';
+import type { Attempt, AttemptRecord } from '../gateway/attempt.js';
+import { attemptError } from '../gateway/client.js';
+import { durable } from './durable.js';
+import type { JobContext, ProcessorDeps } from './deps.js';
+
+export interface Call<R> {
+  attemptId: number;
+  attempt: Attempt<R>;
+}
+
+/** Pure: the error that stops a call of a paused or cancelled backfill, or null when it may go on. */
+export function controlStop(backfillId: string | null, control: BackfillControl | null): Error | null {
+  if (backfillId === null || control === null) return null;
+  if (control === BACKFILL_CONTROL.paused) return new BackfillPausedError(backfillId);
+  if (control === BACKFILL_CONTROL.cancelled) return new BackfillCancelledError(backfillId);
+  return null;
+}
+
+/** Pure: what a refused reservation means for the job: wait for the next UTC day, or for a raised cap. */
+export function budgetError(refused: BudgetScope, nowMs: number): BudgetExhaustedError {
+  const r = refusalOf(refused, nowMs);
+  return r.scope === 'day' ? new BudgetExhaustedError('day', r.cap, new Date(r.untilMs), null) : new BudgetExhaustedError('backfill', r.cap, null, r.backfillId);
+}
+
+export async function makeCall<R>(
+  deps: ProcessorDeps,
+  call: CallContext,
+  operation: Operation,
+  request: object,
+  send: () => Promise<Attempt<R>>,
+  ctx: JobContext,
+): Promise<Call<R>> {
+  if (ctx.stopping?.()) throw new ShutdownError('the worker is stopping: no new gateway call');
+  const backfillId = call.backfillId ?? null;
+  const gate = backfillId === null ? null : await loadBackfillGate(deps.db, backfillId);
+  const stop = controlStop(backfillId, gate?.control ?? null);
+  if (stop) throw stop;
+  const nowMs = Date.now();
+  const scopes = budgetScopes(nowMs, deps.budget?.billedCallsPerDay ?? null, backfillId !== null && gate ? { id: backfillId, maxBilledCalls: gate.maxBilledCalls } : null);
+  // Reserved with the audit row or not at all: a refused reservation rolls both back.
+  const attemptId = await deps.db.transaction(async (tx) => {
+    const refused = await reserveBudget(tx, scopes);
+    if (refused) throw budgetError(refused, nowMs);
+    return beginAttempt(tx, operation, request, call, new Date());
+  });
+  // Shutdown may have begun during those round trips: the request is not sent after all.
+  if (ctx.stopping?.()) {
+    await discardAttempt(deps.db, attemptId);
+    await releaseBudget(deps.db, scopes);
+    throw new ShutdownError('the worker is stopping: no new gateway call');
+  }
+  const attempt = await send().catch(async (e: unknown) => {
+    // Refused before sending (the request broke the spec): nothing left this process.
+    if (e instanceof GatewayError) {
+      await markAttemptRefused(deps.db, attemptId, e.message);
+      await releaseBudget(deps.db, scopes);
+    }
+    throw e;
+  });
+  if (!attempt.ok && ctx.signal?.aborted) {
+    await durable(() => markAttemptUnknown(deps.db, attemptId, 'cut off at the shutdown deadline before the answer came: the gateway may have billed it'), ctx, deps.log);
+    throw new ShutdownError('cut off at the shutdown deadline');
+  }
+  // Known unbilled (an error answer, an outcome other than succeeded): the unit goes back.
+  if (billedOf(attempt.record) === false) await durable(() => releaseBudget(deps.db, scopes), ctx, deps.log);
+  return { attemptId, attempt };
+}
+
+/**
+ * A failed attempt is audited and observed like any call, then turned into the error the retry
+ * layer acts on, carrying the partition's failures in a row. Returned for the caller to throw.
+ */
+export async function failedAttempt(
+  deps: ProcessorDeps,
+  attemptId: number,
+  record: AttemptRecord,
+  cause: unknown,
+  call: CallContext,
+  ctx: JobContext,
+  logFields: Record<string, unknown>,
+): Promise<GatewayError> {
+  const failuresInRow = await durable(() => commitFailedAttempt(deps.db, attemptId, record, call), ctx, deps.log);
+  deps.observer?.onCall(record, 0);
+  const { outcome, errorKind, httpStatus, durationMs } = record;
+  deps.log.warn({ ...logFields, outcome, errorKind, httpStatus, durationMs, failuresInRow }, 'gateway call failed');
+  const error = attemptError(record, cause);
+  return new GatewayError(error.kind, error.message, { ...error.details, failuresInRow });
+}

@@ -1,0 +1,258 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { eq, sql } from 'drizzle-orm';
+import { chromium, type BrowserContext } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backfills, budgetCounters, gatewayCostRollup, ingestPartitions } from '../../src/db/schema.js';
+import { DAY_MS } from '../../src/domain/time.js';
+import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { dataFolder, packageRoot } from '../../src/paths.js';
+import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
+import { dropPrefix, jobsDir, quake, randomKey, startInProcess, waitFor, type InProcessService, type JobsDir } from '../support/service.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const HAS_CHROMIUM = existsSync(CHROMIUM);
+const NO_CHROMIUM = `SKIPPED: ${CHROMIUM} is absent (install Debian's chromium: apt-get install -y chromium)`;
+if (!HAS_CHROMIUM) console.warn(`dashboard browser tests ${NO_CHROMIUM}`);
+const inBrowser = (name: string) => (HAS_CHROMIUM ? name : `${name} [${NO_CHROMIUM}]`);
+
+const POP = `${dataFolder}worldbank/API_SP.POP.TOTL_DS2_en_csv_v2.csv`;
+const TOKEN = 'dashboard-token-for-tests-0123456789';
+const CAP = 50;
+const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+const NOW = Date.now();
+const FAILED_ERROR = 'gateway answered 500 <script>alert("x")</script>';
+
+/** A stream's first run is at once; hourly keeps later runs (which re-read and so reset partitions) away. */
+const JOBS = `
+earthquakes:
+  - name: recent
+    every: 1h
+    lookback: 1d
+    backfill_from: ${day(NOW - 5 * DAY_MS)}
+indicators:
+  - name: population
+    indicators: [SP.POP.TOTL]
+    countries: [USA]
+    from_year: 2015
+    every: 1h
+`;
+
+/** A service whose only stream is disabled: nothing runs, but its board and routes are there. */
+const IDLE_JOBS = `
+earthquakes:
+  - name: idle
+    every: 1h
+    enabled: false
+`;
+
+function sample(text: string, series: string): number | null {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? null : Number(line.slice(series.length + 1));
+}
+
+async function launch(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  const profile = mkdtempSync(join(tmpdir(), 'gi-chromium-'));
+  const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args, viewport: { width: 1280, height: 900 } });
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+describe('dashboard: status page and Bull Board', () => {
+  let db: TestDatabase;
+  let emulator: RunningEmulator;
+  let open: InProcessService;
+  let locked: InProcessService;
+  let jobs: JobsDir;
+  let idleJobs: JobsDir;
+  const prefixes = [uniquePrefix(), uniquePrefix()];
+  const key = randomKey();
+  const event = quake('dash-1', NOW - 3_600_000, 3.4, '5 km S of <b>Gamma</b>');
+
+  /** What the service would not produce by itself in a test: a failed window, roll-ups, budgets, backfills. */
+  async function seed(): Promise<void> {
+    await db.db.insert(backfills).values({ id: 'bf-paused', operation: 'earthquake', description: 'earthquakes 2024 m2.5', streamKeys: ['earthquake:all'], control: 'paused', maxBilledCalls: 100 });
+    await db.db.insert(ingestPartitions).values({
+      streamKey: 'earthquake:all', partitionKey: 'dash-failed', operation: 'earthquake', state: 'failed', backfillId: 'bf-paused',
+      windowStart: new Date(NOW - 3 * DAY_MS), windowEnd: new Date(NOW - 2 * DAY_MS), lastError: FAILED_ERROR, lastErrorKind: 'server',
+    });
+    // Workers count every call in today's counter, capped or not: the seed sets it to a known value.
+    await db.db
+      .insert(budgetCounters)
+      .values([{ scope: 'backfill:bf-paused', day: '1970-01-01', calls: 12 }, { scope: 'day', day: day(Date.now()), calls: 7 }])
+      .onConflictDoUpdate({ target: [budgetCounters.scope, budgetCounters.day], set: { calls: sql`excluded.calls` } });
+    await db.db.insert(gatewayCostRollup).values({ day: day(NOW - 10 * DAY_MS), operation: 'earthquake', streamKey: 'earthquake:all', calls: 45, billedCalls: 40, billedUnknown: 0, units: 1234, failuresByKind: {} });
+  }
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    emulator = await startEmulator({ key, events: [event], indicatorFiles: [POP] });
+    await trustGatewayCap(db, emulator.url);
+    jobs = jobsDir();
+    jobs.write(JOBS);
+    idleJobs = jobsDir();
+    idleJobs.write(IDLE_JOBS);
+    const args = { databaseUrl: db.url, gatewayUrl: emulator.url, key };
+    open = await startInProcess({ ...args, prefix: prefixes[0]! }, jobs.path, { budget: { billedCallsPerDay: CAP } });
+    locked = await startInProcess({ ...args, prefix: prefixes[1]! }, idleJobs.path, { dashboardToken: TOKEN });
+    const ingested = async () => {
+      const parts = await db.db.select().from(ingestPartitions);
+      const streams = new Set(parts.map((p) => p.streamKey));
+      return streams.size === 2 && parts.every((p) => p.state === 'done');
+    };
+    await waitFor(ingested, 30_000, 'the first scheduled runs');
+    await seed();
+  });
+
+  afterAll(async () => {
+    await open?.stop();
+    await locked?.stop();
+    await emulator?.close();
+    await db?.drop();
+    jobs?.remove();
+    idleJobs?.remove();
+    for (const p of prefixes) await dropPrefix(p);
+  });
+
+  it.skipIf(!HAS_CHROMIUM)(inBrowser('the status page shows streams, coverage with the failed window, the 30-day chart and budgets'), async () => {
+    const browser = await launch();
+    try {
+      const page = await browser.context.newPage();
+      const response = await page.goto(`${open.url}/`);
+      expect(response?.status()).toBe(200);
+      await expect(page.title()).resolves.toBe('gateway-ingest status');
+
+      const quakes = page.locator('article[data-stream="earthquake:all"]');
+      await expect(quakes.locator('h3').textContent()).resolves.toContain('recent');
+      expect(await quakes.textContent()).toContain(`newest event ${event.time.replace('.000Z', 'Z')}`);
+      expect(await quakes.locator('svg.timeline rect[data-state="done"]').count()).toBeGreaterThan(0);
+      expect(await quakes.locator('svg.timeline rect[data-state="failed"]').count()).toBe(1);
+      expect(await quakes.locator('p.coverage').textContent()).toMatch(/coverage .* \.\. now: \d+\.\d\d%, \d+ gaps?/);
+      // Text from the database is shown as text, never run as markup.
+      expect(await quakes.locator('ul.problems').textContent()).toContain(FAILED_ERROR);
+      expect(await page.locator('script').count()).toBe(0);
+
+      const population = page.locator('article[data-stream="indicator:SP.POP.TOTL:USA"]');
+      expect(await population.textContent()).toContain('last year with a value 2016');
+      expect(await population.locator('p.coverage').textContent()).toContain(`coverage 2015 .. ${new Date().getUTCFullYear()}: 100.00%, no gaps`);
+
+      const bars = page.locator('#billed-chart g.bar');
+      expect(await bars.count()).toBe(30);
+      expect(await page.locator(`#billed-chart g.bar[data-day="${day(NOW - 10 * DAY_MS)}"]`).getAttribute('data-billed')).toBe('40');
+      expect(Number(await bars.last().getAttribute('data-billed'))).toBeGreaterThan(0);
+      expect(await page.locator('#billed-chart').textContent()).toContain(`daily cap ${CAP}`);
+
+      expect(await page.locator('#day-budget').textContent()).toMatch(new RegExp(`BILLED_CALLS_PER_DAY ${CAP}\\. Today \\(${day(Date.now())}\\): \\d+ used, \\d+ left`));
+      const backfill = page.locator('tr[data-backfill="bf-paused"]');
+      expect(await backfill.textContent()).toContain('paused');
+      expect(await backfill.textContent()).toContain('12 of 100');
+      expect(await backfill.textContent()).toContain('0 of 1 ingested, 1 failed');
+
+      mkdirSync(join(packageRoot, 'test-results'), { recursive: true });
+      await page.screenshot({ path: join(packageRoot, 'test-results/dashboard.png'), fullPage: true });
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it.skipIf(!HAS_CHROMIUM)(inBrowser('Bull Board renders the three queues, read-only without a token'), async () => {
+    const browser = await launch();
+    try {
+      const page = await browser.context.newPage();
+      expect((await page.goto(`${open.url}/queues`))?.status()).toBe(200);
+      // The queue cards in the main pane appear once the board's API answered (the menu comes first).
+      for (const name of ['earthquake-windows', 'indicator-chunks', 'schedule-ticks']) {
+        await page.locator('main').getByText(name, { exact: true }).waitFor({ timeout: 20_000 });
+      }
+      await page.screenshot({ path: join(packageRoot, 'test-results/queues.png') });
+      const pause = await page.request.put(`${open.url}/queues/api/queues/earthquake-windows/pause`);
+      expect(pause.status()).toBe(405);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('without DASHBOARD_TOKEN the board is open but refuses every action', async () => {
+    expect((await fetch(`${open.url}/queues/api/queues?activeQueue=earthquake-windows`)).status).toBe(200);
+    for (const [method, path] of [['PUT', 'queues/earthquake-windows/pause'], ['PUT', 'queues/schedule-ticks/retry/failed'], ['PUT', 'queues/pause'], ['POST', 'queues/indicator-chunks/add']] as const) {
+      const r = await fetch(`${open.url}/queues/api/${path}`, { method, headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect([path, r.status]).toEqual([path, 405]);
+    }
+    expect(await open.session.queues.earthquake.isPaused()).toBe(false);
+  });
+
+  it('with DASHBOARD_TOKEN the board and its actions need the token; the status page stays open', async () => {
+    expect((await fetch(`${locked.url}/`)).status).toBe(200);
+    const anonymous = await fetch(`${locked.url}/queues`, { headers: { accept: 'text/html' } });
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.text()).toContain('name="token"');
+    expect((await fetch(`${locked.url}/queues/api/queues`)).status).toBe(401);
+    expect((await fetch(`${locked.url}/queues`, { headers: { authorization: 'Bearer wrong-token-wrong-token' } })).status).toBe(401);
+    expect((await fetch(`${locked.url}/queues?token=wrong-token`, { redirect: 'manual' })).status).toBe(401);
+
+    const pauseUrl = `${locked.url}/queues/api/queues/earthquake-windows/pause`;
+    expect((await fetch(pauseUrl, { method: 'PUT' })).status).toBe(401);
+    expect(await locked.session.queues.earthquake.isPaused()).toBe(false);
+    const signed = await fetch(pauseUrl, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(signed.status).toBe(200);
+    expect(await locked.session.queues.earthquake.isPaused()).toBe(true);
+    await fetch(`${locked.url}/queues/api/queues/earthquake-windows/resume`, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(await locked.session.queues.earthquake.isPaused()).toBe(false);
+  });
+
+  it('?token= signs a browser in with a cookie and drops the token from the URL', async () => {
+    const r = await fetch(`${locked.url}/queues/queue/schedule-ticks?token=${TOKEN}&status=latest`, { redirect: 'manual' });
+    expect(r.status).toBe(303);
+    expect(r.headers.get('location')).toBe('/queues/queue/schedule-ticks?status=latest');
+    const cookie = r.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/^gateway_ingest_dashboard=[\w-]+; Path=\/queues; HttpOnly; SameSite=Strict$/);
+    expect(cookie).not.toContain(TOKEN);
+    const jar = cookie.split(';')[0]!;
+    expect((await fetch(`${locked.url}/queues/api/queues`, { headers: { cookie: jar } })).status).toBe(200);
+  });
+
+  it.skipIf(!HAS_CHROMIUM)(inBrowser('a browser signs in through the token form, then Bull Board and its actions work'), async () => {
+    const browser = await launch();
+    try {
+      const page = await browser.context.newPage();
+      expect((await page.goto(`${locked.url}/queues`))?.status()).toBe(401);
+      await page.locator('input[name="token"]').fill(TOKEN);
+      await page.locator('button[type="submit"]').click();
+      await page.locator('main').getByText('schedule-ticks', { exact: true }).waitFor({ timeout: 20_000 });
+      expect(page.url()).toBe(`${locked.url}/queues`);
+      const pause = await page.request.put(`${locked.url}/queues/api/queues/indicator-chunks/pause`);
+      expect(pause.status()).toBe(200);
+      expect(await locked.session.queues.indicator.isPaused()).toBe(true);
+      await page.request.put(`${locked.url}/queues/api/queues/indicator-chunks/resume`);
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('metrics: call latency, freshness per stream and the day budget left', async () => {
+    const text = await (await fetch(`${open.url}/metrics`)).text();
+    expect(sample(text, 'gateway_ingest_gateway_call_duration_seconds_count{operation="earthquake",error_kind="none"}')).toBeGreaterThan(0);
+    expect(text).toMatch(/^gateway_ingest_gateway_call_duration_seconds_bucket\{le="0\.05",operation="earthquake",error_kind="none"\} \d+$/m);
+    const freshness = sample(text, 'gateway_ingest_stream_freshness_seconds{stream="earthquake:all"}');
+    expect(freshness).toBeGreaterThanOrEqual(3_600 - 5);
+    expect(freshness).toBeLessThan(3_600 + 600);
+    const yearEnd = (Date.now() - Date.UTC(2017, 0, 1)) / 1000;
+    expect(sample(text, 'gateway_ingest_stream_freshness_seconds{stream="indicator:SP.POP.TOTL:USA"}')).toBeCloseTo(yearEnd, -2);
+
+    const used = async () => (await db.db.select().from(budgetCounters).where(eq(budgetCounters.scope, 'day')))[0]?.calls ?? 0;
+    const before = await used();
+    const left = sample(await (await fetch(`${open.url}/metrics`)).text(), 'gateway_ingest_budget_billed_calls_left{scope="day"}');
+    const after = await used();
+    expect(left).toBeLessThanOrEqual(CAP - before);
+    expect(left).toBeGreaterThanOrEqual(CAP - after);
+    // No cap, no series.
+    expect(await (await fetch(`${locked.url}/metrics`)).text()).not.toContain('gateway_ingest_budget_billed_calls_left{');
+  });
+});
