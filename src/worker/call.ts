@@ -48,11 +48,13 @@ export async function makeCall<R>(
   send: () => Promise<Attempt<R>>,
   ctx: JobContext,
 ): Promise<Call<R>> {
-  if (ctx.stopping?.()) throw new ShutdownError('the worker is stopping: no new gateway call');
   const backfillId = call.backfillId ?? null;
   const gate = backfillId === null ? null : await loadBackfillGate(deps.db, backfillId);
+  // Control first: a job of a cancelled backfill that stops with its worker marks its partition
+  // cancelled, rather than going back to the queue half done.
   const stop = controlStop(backfillId, gate?.control ?? null);
   if (stop) throw stop;
+  if (ctx.stopping?.()) throw new ShutdownError('the worker is stopping: no new gateway call');
   const nowMs = Date.now();
   const scopes = budgetScopes(nowMs, deps.budget?.billedCallsPerDay ?? null, backfillId !== null && gate ? { id: backfillId, maxBilledCalls: gate.maxBilledCalls } : null);
   // Reserved with the audit row or not at all: a refused reservation rolls both back.

@@ -4,7 +4,12 @@ import { asc, isNull, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
 import { loadUsgsFile, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { UsageError } from '../../src/errors.js';
+import { BackfillCancelledError, UsageError } from '../../src/errors.js';
+import { UndiciGateway } from '../../src/gateway/client.js';
+import { setBackfillControl } from '../../src/db/backfills.js';
+import { silentLog } from '../../src/log.js';
+import { makeCall } from '../../src/worker/call.js';
+import { controlOutcome } from '../../src/worker/run-workers.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { backfillHalt, cancelBackfill, pauseBackfill, recordBackfill, resumeBackfill } from '../../src/ingest/backfills.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
@@ -247,5 +252,30 @@ describe('backfill --wait says how a backfill ended', () => {
     // Cancelled windows show as failed in status but alert nobody: status exits 0.
     const status = await cli(['status']);
     expect(status.code).toBe(0);
+  });
+});
+
+describe('a worker that is stopping', () => {
+  it("ends a cancelled backfill's job as cancelled rather than putting it back half done; nothing is sent", async () => {
+    const db = await createTestDatabase();
+    const gateway = new UndiciGateway({ baseUrl: 'http://127.0.0.1:9', key: KEY, authHeader: 'authorization', timeoutMs: 1_000 });
+    try {
+      const id = await recordBackfill(db.db, REQUEST, null);
+      expect(await setBackfillControl(db.db, id, 'cancelled')).toBe(true);
+      let sent = 0;
+      const call = { streamKey: 'earthquake:all', partitionKey: 'w', jobId: null, attempt: 1, purpose: 'window', backfillId: id };
+      const send = async (): Promise<never> => {
+        sent += 1;
+        throw new Error('sent');
+      };
+      const made = makeCall({ gateway, db: db.db, log: silentLog(), knowledgeTtlMs: 0 }, call, 'earthquake', {}, send, { jobId: null, attempt: 1, stopping: () => true });
+      await expect(made).rejects.toBeInstanceOf(BackfillCancelledError);
+      expect(controlOutcome(await made.catch((e: unknown) => e), Date.now())).toMatchObject({ kind: 'cancel' });
+      expect(sent).toBe(0);
+      expect(await db.db.select().from(gatewayExecutions)).toEqual([]);
+    } finally {
+      await gateway.close();
+      await db.drop();
+    }
   });
 });
