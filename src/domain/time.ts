@@ -4,7 +4,12 @@
  * checked here because date-fns also accepts ISO 8601 forms the spec does not (`20250101T000000Z`).
  * Day arithmetic stays in plain milliseconds: date-fns' addDays follows local DST changes.
  */
-import { addSeconds, getDaysInMonth, isValid, parseISO, startOfSecond } from 'date-fns';
+// One subpath per function: the package index is hundreds of modules, 0.8 s to load on Node 22.
+import { addSeconds } from 'date-fns/addSeconds';
+import { getDaysInMonth } from 'date-fns/getDaysInMonth';
+import { isValid } from 'date-fns/isValid';
+import { parseISO } from 'date-fns/parseISO';
+import { startOfSecond } from 'date-fns/startOfSecond';
 
 export const SECOND_MS = 1_000;
 export const DAY_MS = 86_400_000;
