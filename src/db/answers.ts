@@ -3,10 +3,11 @@
  * so a job cut off at any point is retried from a consistent state and never pays twice for an
  * answer it already holds. The attempt's audit row was begun before the call (db/audit.ts).
  */
+import { sql } from 'drizzle-orm';
 import type { AttemptRecord } from '../gateway/attempt.js';
-import { completeAttempt, type CallContext } from './audit.js';
+import { completion, type CallContext } from './audit.js';
 import type { Db, Tx } from './connection.js';
-import { finishPartition, recordCall, type FinishedRead, type Progress } from './partitions.js';
+import { callRecord, finishPartition, type FinishedRead, type Progress } from './partitions.js';
 import { recordProof } from './coverage.js';
 
 /**
@@ -26,18 +27,33 @@ export async function commitAnswer(
   return db.transaction(async (tx) => {
     // Rows first, so that the audit row is completed in one write, with their count.
     const rowsWritten = await writeRows(tx, attemptId);
-    await completeAttempt(tx, attemptId, r, truncated, rowsWritten);
-    await recordCall(tx, ctx, r, progress === 'answered' ? progress : { ...progress, rowsWritten });
+    await recordAttempt(tx, attemptId, r, truncated, rowsWritten, ctx, progress === 'answered' ? progress : { ...progress, rowsWritten });
     return { executionRowId: attemptId, rowsWritten };
   });
 }
 
 /** A failed attempt: its audit row and the partition's last error, together. Returns failures in a row. */
 export async function commitFailedAttempt(db: Db, attemptId: number, r: AttemptRecord, ctx: CallContext): Promise<number> {
-  return db.transaction(async (tx) => {
-    await completeAttempt(tx, attemptId, r, null);
-    return recordCall(tx, ctx, r, null);
-  });
+  return recordAttempt(db, attemptId, r, null, 0, ctx, null);
+}
+
+/**
+ * The audit row completed and the partition's call recorded in one statement (one round trip,
+ * atomic by itself). Returns the partition's failures in a row since its last answer.
+ */
+async function recordAttempt(
+  db: Db | Tx,
+  attemptId: number,
+  r: AttemptRecord,
+  truncated: boolean | null,
+  rowsWritten: number,
+  ctx: CallContext,
+  progress: Progress | 'answered' | null,
+): Promise<number> {
+  const result = await db.execute<{ consecutive_failures: number }>(
+    sql`with audit as (${completion(db, attemptId, r, truncated, rowsWritten).getSQL()}) ${callRecord(db, ctx, r, progress).getSQL()}`,
+  );
+  return result.rows[0]?.consecutive_failures ?? 0;
 }
 
 /** A read ends: the partition done (or partial) and what it proved complete recorded, together. */

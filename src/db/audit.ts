@@ -3,11 +3,13 @@
  * row, no call) and completed with the answer. One left without an answer (a crash, a kill, an
  * abort at the shutdown deadline) keeps `billed` null: the gateway may have billed it.
  */
-import { and, desc, eq, gte, isNotNull, isNull } from 'drizzle-orm';
+import { and, desc, eq, gte, isNotNull, isNull, sql } from 'drizzle-orm';
+import type { BudgetScope } from '../domain/budget.js';
 import type { Operation } from '../domain/spec.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
+import { firstUnreserved, refusedOutright, releaseBudget, reservation } from './budget.js';
 import type { Db, Tx } from './connection.js';
-import { gatewayExecutions } from './schema.js';
+import { gatewayExecutions as e } from './schema.js';
 
 /** Where an attempt came from: which job, which attempt of it, and what the call was for. */
 export interface CallContext {
@@ -19,24 +21,34 @@ export interface CallContext {
   backfillId?: string | null;
 }
 
-/** Before the request leaves: the row that proves the call was made, whatever happens next. */
-export async function beginAttempt(db: Db | Tx, operation: Operation, request: object, ctx: CallContext, startedAt: Date): Promise<number> {
-  const [row] = await db
-    .insert(gatewayExecutions)
-    .values({
-      operation,
-      streamKey: ctx.streamKey,
-      partitionKey: ctx.partitionKey,
-      jobId: ctx.jobId,
-      attempt: ctx.attempt,
-      callPurpose: ctx.purpose,
-      backfillId: ctx.backfillId ?? null,
-      request,
-      billed: null,
-      startedAt,
-    })
-    .returning({ id: gatewayExecutions.id });
-  return row!.id;
+export type Begun = { attemptId: number; refused: null } | { attemptId: null; refused: BudgetScope };
+
+/**
+ * Before the request leaves: a budget unit reserved in every scope and, only if all of them were,
+ * the row that proves the call was made, whatever happens next. One statement, so one round trip
+ * and atomic by itself. Refused: no row is written, and the units this statement did reserve in
+ * other scopes are given back (a concurrent reservation may meanwhile see them taken: it is then
+ * held a little early, never let past a cap).
+ */
+export async function beginAttempt(db: Db, scopes: BudgetScope[], operation: Operation, request: object, ctx: CallContext, startedAt: Date): Promise<Begun> {
+  const outright = refusedOutright(scopes);
+  if (outright) return { attemptId: null, refused: outright };
+  const columns = [e.operation, e.streamKey, e.partitionKey, e.jobId, e.attempt, e.callPurpose, e.backfillId, e.request, e.startedAt];
+  const result = await db.execute<{ reserved: string[]; id: string | number | null }>(sql`
+    with reserved as (${reservation(db, scopes).getSQL()}),
+    attempt as (
+      insert into ${e} (${sql.join(columns.map((col) => sql.identifier(col.name)), sql`, `)})
+      select ${operation}::text, ${ctx.streamKey}::text, ${ctx.partitionKey}::text, ${ctx.jobId}::text, ${ctx.attempt}::int,
+        ${ctx.purpose}::text, ${ctx.backfillId ?? null}::text, ${JSON.stringify(request)}::jsonb, ${startedAt.toISOString()}::timestamptz
+      where (select count(*) from reserved) = ${scopes.length}
+      returning ${sql.identifier(e.id.name)}
+    )
+    select coalesce((select array_agg(scope) from reserved), '{}') as reserved, (select id from attempt) as id`);
+  const row = result.rows[0];
+  if (row?.id !== null && row?.id !== undefined) return { attemptId: Number(row.id), refused: null };
+  const reserved = row?.reserved ?? [];
+  await releaseBudget(db, scopes.filter((s) => reserved.includes(s.scope)));
+  return { attemptId: null, refused: firstUnreserved(scopes, reserved) ?? scopes[0]! };
 }
 
 /** No answer at all (no HTTP response) may still have been billed: such an attempt is billed unknown. */
@@ -44,10 +56,13 @@ export function billedOf(r: AttemptRecord): boolean | null {
   return r.httpStatus === null ? null : r.billed;
 }
 
-/** The answer, or what is known of a failure, written onto the row begun before the call. */
-export async function completeAttempt(tx: Tx | Db, attemptId: number, r: AttemptRecord, truncated: boolean | null, rowsWritten = 0): Promise<void> {
-  await tx
-    .update(gatewayExecutions)
+/**
+ * The answer, or what is known of a failure, written onto the row begun before the call: the
+ * statement, not yet run (db/answers.ts runs it together with the partition's progress).
+ */
+export function completion(tx: Tx | Db, attemptId: number, r: AttemptRecord, truncated: boolean | null, rowsWritten = 0) {
+  return tx
+    .update(e)
     .set({
       request: r.request,
       httpStatus: r.httpStatus,
@@ -66,46 +81,46 @@ export async function completeAttempt(tx: Tx | Db, attemptId: number, r: Attempt
       finishedAt: r.finishedAt,
       durationMs: r.durationMs,
     })
-    .where(eq(gatewayExecutions.id, attemptId));
+    .where(eq(e.id, attemptId));
 }
 
 /** Cut off before its answer came (shutdown deadline): ended, but whether it was billed is unknown. */
 export async function markAttemptUnknown(db: Db, attemptId: number, detail: string): Promise<void> {
   await db
-    .update(gatewayExecutions)
+    .update(e)
     .set({ billed: null, errorKind: 'unknown', errorDetail: detail, finishedAt: new Date() })
-    .where(eq(gatewayExecutions.id, attemptId));
+    .where(eq(e.id, attemptId));
 }
 
 /** Refused before sending (the request broke the spec): nothing was called, nothing billed. */
 /** Never sent: the client refused a request that breaks the spec (kept: it is why the job failed). */
 export async function markAttemptRefused(db: Db, attemptId: number, detail: string): Promise<void> {
   await db
-    .update(gatewayExecutions)
+    .update(e)
     .set({ billed: false, errorKind: 'parameters', errorDetail: detail, finishedAt: new Date() })
-    .where(eq(gatewayExecutions.id, attemptId));
+    .where(eq(e.id, attemptId));
 }
 
 /** A row begun for a call that was then held back (shutdown began): no call, so no row. */
 export async function discardAttempt(db: Db, attemptId: number): Promise<void> {
-  await db.delete(gatewayExecutions).where(and(eq(gatewayExecutions.id, attemptId), isNull(gatewayExecutions.finishedAt)));
+  await db.delete(e).where(and(eq(e.id, attemptId), isNull(e.finishedAt)));
 }
 
 /** The latest answered call of a partition since `since`: the execution a finished read's marks cite. */
 export async function lastAnswerOf(db: Db, ref: { streamKey: string; partitionKey: string }, since: Date): Promise<number | null> {
   const [row] = await db
-    .select({ id: gatewayExecutions.id })
-    .from(gatewayExecutions)
+    .select({ id: e.id })
+    .from(e)
     .where(
       and(
-        eq(gatewayExecutions.streamKey, ref.streamKey),
-        eq(gatewayExecutions.partitionKey, ref.partitionKey),
-        gte(gatewayExecutions.startedAt, since),
-        isNull(gatewayExecutions.errorKind),
-        isNotNull(gatewayExecutions.finishedAt),
+        eq(e.streamKey, ref.streamKey),
+        eq(e.partitionKey, ref.partitionKey),
+        gte(e.startedAt, since),
+        isNull(e.errorKind),
+        isNotNull(e.finishedAt),
       ),
     )
-    .orderBy(desc(gatewayExecutions.id))
+    .orderBy(desc(e.id))
     .limit(1);
   return row?.id ?? null;
 }

@@ -125,9 +125,10 @@ export interface Progress {
  * counters, and with an answer the remaining frontier (and the failure streak reset); an answer
  * that moves nothing (`answered`: a probe, a deletion check) only resets the streak; a failed
  * attempt (null) records its error and lengthens the streak, except a 429 (the gateway said when).
- * Returns the failures in a row since the last answer.
+ * The statement, not yet run (db/answers.ts runs it with the audit row's completion); it returns the
+ * failures in a row since the last answer.
  */
-export async function recordCall(tx: Tx, ref: PartitionRef, r: AttemptRecord, progress: Progress | 'answered' | null): Promise<number> {
+export function callRecord(tx: Tx | Db, ref: PartitionRef, r: AttemptRecord, progress: Progress | 'answered' | null) {
   const now = new Date();
   const streak = r.errorKind === 'rate_limited' ? sql`${p.consecutiveFailures}` : sql`${p.consecutiveFailures} + 1`;
   const answered =
@@ -144,7 +145,7 @@ export async function recordCall(tx: Tx, ref: PartitionRef, r: AttemptRecord, pr
           }
         : { state: transitionSql('progress'), consecutiveFailures: streak, lastError: r.errorDetail, lastErrorKind: r.errorKind };
   const written = typeof progress === 'object' && progress !== null ? progress.rowsWritten : 0;
-  const rows = await tx
+  return tx
     .update(p)
     .set({
       calls: sql`${p.calls} + 1`,
@@ -156,7 +157,6 @@ export async function recordCall(tx: Tx, ref: PartitionRef, r: AttemptRecord, pr
     })
     .where(isRef(ref))
     .returning({ consecutiveFailures: p.consecutiveFailures });
-  return rows[0]?.consecutiveFailures ?? 0;
 }
 
 /** Done windows (epoch ms) and year chunks of the given streams, for planning only what is missing. */

@@ -11,7 +11,7 @@
 import { beginAttempt, billedOf, discardAttempt, markAttemptRefused, markAttemptUnknown, type CallContext } from '../db/audit.js';
 import { commitFailedAttempt } from '../db/answers.js';
 import { loadBackfillGate } from '../db/backfills.js';
-import { releaseBudget, reserveBudget } from '../db/budget.js';
+import { releaseBudget } from '../db/budget.js';
 import { BACKFILL_CONTROL, type BackfillControl } from '../domain/backfill.js';
 import { budgetScopes, refusalOf, type BudgetScope } from '../domain/budget.js';
 import type { Operation } from '../domain/spec.js';
@@ -57,12 +57,10 @@ export async function makeCall<R>(
   if (ctx.stopping?.()) throw new ShutdownError('the worker is stopping: no new gateway call');
   const nowMs = Date.now();
   const scopes = budgetScopes(nowMs, deps.budget?.billedCallsPerDay ?? null, backfillId !== null && gate ? { id: backfillId, maxBilledCalls: gate.maxBilledCalls } : null);
-  // Reserved with the audit row or not at all: a refused reservation rolls both back.
-  const attemptId = await deps.db.transaction(async (tx) => {
-    const refused = await reserveBudget(tx, scopes);
-    if (refused) throw budgetError(refused, nowMs);
-    return beginAttempt(tx, operation, request, call, new Date());
-  });
+  // Reserved with the audit row or not at all.
+  const begun = await beginAttempt(deps.db, scopes, operation, request, call, new Date());
+  if (begun.refused) throw budgetError(begun.refused, nowMs);
+  const { attemptId } = begun;
   // Shutdown may have begun during those round trips: the request is not sent after all.
   if (ctx.stopping?.()) {
     await discardAttempt(deps.db, attemptId);

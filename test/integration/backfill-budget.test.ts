@@ -1,6 +1,7 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { releaseBudget, reserveBudget } from '../../src/db/budget.js';
+import { beginAttempt } from '../../src/db/audit.js';
+import { releaseBudget } from '../../src/db/budget.js';
 import { budgetCounters, gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
 import { loadUsgsFile, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
@@ -8,7 +9,7 @@ import { backfillHalt } from '../../src/ingest/backfills.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
 import { waitForPartitions } from '../../src/ingest/wait.js';
 import { dataFolder } from '../../src/paths.js';
-import { utcDayOf } from '../../src/domain/budget.js';
+import { utcDayOf, type BudgetScope } from '../../src/domain/budget.js';
 import { asStored, storedEvents } from '../support/events.js';
 import { createTestDatabase, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { startPipeline, type Pipeline } from '../support/pipeline.js';
@@ -47,31 +48,49 @@ describe('budget counters', () => {
   const used = async (scope: string) =>
     (await db.db.select({ calls: budgetCounters.calls }).from(budgetCounters).where(eq(budgetCounters.scope, scope)))[0]?.calls ?? 0;
 
-  it('concurrent reservations never go past a cap', async () => {
+  const audited = async () => (await db.db.select({ n: sql<number>`count(*)::int` }).from(gatewayExecutions))[0]!.n;
+  const call = { streamKey: 'earthquake:all', partitionKey: '2025-06-01', jobId: 'job-1', attempt: 2, purpose: 'window', backfillId: 'bf-1' };
+  const begin = (scopes: BudgetScope[]) => beginAttempt(db.db, scopes, 'earthquake', { start_time: '2025-06-01T00:00:00Z' }, call, new Date('2025-06-01T12:00:00Z'));
+
+  it('concurrent attempts never go past a cap, and every audited attempt holds a unit', async () => {
     const scopes = [{ scope: 'backfill:race', day: '1970-01-01', cap: 20 }];
-    const results = await Promise.all(Array.from({ length: 60 }, () => db.db.transaction((tx) => reserveBudget(tx, scopes))));
-    expect(results.filter((r) => r === null)).toHaveLength(20);
+    const results = await Promise.all(Array.from({ length: 60 }, () => begin(scopes)));
+    expect(results.filter((r) => r.refused === null)).toHaveLength(20);
     expect(await used('backfill:race')).toBe(20);
+    expect(await audited()).toBe(20);
+    const begun = results.find((r) => r.attemptId !== null)!;
+    const [row] = await db.db.select().from(gatewayExecutions).where(eq(gatewayExecutions.id, begun.attemptId!));
+    expect(row).toMatchObject({
+      operation: 'earthquake',
+      streamKey: call.streamKey,
+      partitionKey: call.partitionKey,
+      jobId: call.jobId,
+      attempt: call.attempt,
+      callPurpose: call.purpose,
+      backfillId: call.backfillId,
+      request: { start_time: '2025-06-01T00:00:00Z' },
+      billed: null,
+      finishedAt: null,
+      startedAt: new Date('2025-06-01T12:00:00Z'),
+    });
   });
 
-  it('a scope refused rolls back the others of the same call; a released unit can be reserved again', async () => {
+  it('a scope refused writes no audit row and gives back the others of the same call; a released unit can be reserved again', async () => {
     const day = { scope: 'day', day: '2025-06-01', cap: 100 };
     const full = { scope: 'backfill:race', day: '1970-01-01', cap: 20 };
-    const refused = await db.db
-      .transaction(async (tx) => {
-        const r = await reserveBudget(tx, [day, full]);
-        if (r) throw Object.assign(new Error('refused'), { refused: r });
-        return null;
-      })
-      .catch((e: { refused: unknown }) => e.refused);
-    expect(refused).toEqual(full);
+    expect(await begin([day, full])).toEqual({ attemptId: null, refused: full });
     expect(await used('day')).toBe(0);
+    expect(await audited()).toBe(20);
     await releaseBudget(db.db, [full]);
     expect(await used('backfill:race')).toBe(19);
-    expect(await db.db.transaction((tx) => reserveBudget(tx, [day, full]))).toBeNull();
-    expect([await used('day'), await used('backfill:race')]).toEqual([1, 20]);
+    expect((await begin([day, full])).refused).toBeNull();
+    expect([await used('day'), await used('backfill:race'), await audited()]).toEqual([1, 20, 21]);
     // Uncapped scopes are only counted.
-    expect(await db.db.transaction((tx) => reserveBudget(tx, [{ scope: 'backfill:free', day: '1970-01-01', cap: null }]))).toBeNull();
+    expect((await begin([{ scope: 'backfill:free', day: '1970-01-01', cap: null }])).refused).toBeNull();
+    // A cap below 1 refuses even a first call, and nothing is written.
+    const zero = { scope: 'backfill:zero', day: '1970-01-01', cap: 0 };
+    expect(await begin([day, zero])).toEqual({ attemptId: null, refused: zero });
+    expect([await used('day'), await used('backfill:zero'), await audited()]).toEqual([1, 0, 22]);
   });
 });
 
