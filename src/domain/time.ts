@@ -7,14 +7,13 @@
 // One subpath per function: the package index is hundreds of modules, 0.8 s to load on Node 22.
 import { addSeconds } from 'date-fns/addSeconds';
 import { getDaysInMonth } from 'date-fns/getDaysInMonth';
-import { isValid } from 'date-fns/isValid';
 import { parseISO } from 'date-fns/parseISO';
 import { startOfSecond } from 'date-fns/startOfSecond';
 
 export const SECOND_MS = 1_000;
 export const DAY_MS = 86_400_000;
 
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** A real calendar date, so 2025-02-31 is refused (Date would roll it over to March). */
@@ -27,13 +26,16 @@ function realDate(year: number, month: number, day: number): boolean {
   return day <= getDaysInMonth(probe);
 }
 
-/** RFC 3339 timestamp with a `Z` or numeric offset; fractional seconds allowed. */
+/**
+ * RFC 3339 timestamp with a `Z` or numeric offset; fractional seconds allowed. Checked field by
+ * field (every event of every answer passes here: a full parse would cost a tenth of a worker's time).
+ */
 export function isRfc3339(value: string): boolean {
   const m = RFC3339.exec(value);
   if (!m) return false;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
   if (!realDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return false;
-  return isValid(parseISO(value.toUpperCase()));
+  return m[7] === undefined || (Number(m[7]) <= 23 && Number(m[8]) <= 59);
 }
 
 /** Epoch ms of an RFC 3339 timestamp, or null when it is not one. */

@@ -34,7 +34,7 @@ describe('readAnswer', () => {
       expect(a.kind, time).toBeNull();
       expect(Date.parse(a.result!.events![0]!.time)).toBe(Date.parse(time));
     }
-    for (const time of ['2025-05-06 09:24:12Z', '2025-05-06T09:24:12', '2025-02-31T00:00:00Z', '20250506T092412Z']) {
+    for (const time of ['2025-05-06 09:24:12Z', '2025-05-06T09:24:12', '2025-02-31T00:00:00Z', '20250506T092412Z', '2025-05-06T09:24:60Z', '2025-05-06T09:24:12+24:00', '2025-05-06T09:24:12-02:60']) {
       expect(readAnswer(earthquakeResultSchema, 200, null, body({ events: [{ ...event, time }], source }), 0).kind, time).toBe('invalid_response');
     }
   });
