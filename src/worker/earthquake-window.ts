@@ -53,18 +53,20 @@ export interface WindowOutcome {
 /** A query's call as it came back: made (answered or failed), or not made at all (stopping, database away). */
 type Landed = { key: string; query: Query; call: CallContext; made: Call<EarthquakeResult> } | { key: string; query: Query; error: unknown };
 
-/** How many queries to send now: one when nothing is in flight, more only on call slots nobody waits for. */
-function lanesNow(ctx: JobContext, inFlight: number): number {
-  const max = ctx.lanes?.max ?? 1;
-  const idle = ctx.lanes?.slots.idle() ?? 0;
-  return Math.max(0, Math.min(max - inFlight, (inFlight === 0 ? 1 : 0) + idle));
+/**
+ * Pure: how many queries to send now, at most `max` in flight: one when nothing is in flight, more up
+ * to the window's fair share of the call slots, and beyond it only on slots nobody waits for.
+ */
+export function lanesNow(inFlight: number, max: number, fairShare: number, idle: number): number {
+  const own = Math.max(fairShare - inFlight, (inFlight === 0 ? 1 : 0) + idle);
+  return Math.max(0, Math.min(max - inFlight, own));
 }
 
 /**
  * Covers one window with answers that prove each part complete (or chain claims within the risk
  * budget), writing each answer with its audit row and the remaining frontier in one transaction,
  * so a job stopped after any call resumes without paying for that call again. Once a chain's
- * density is known, idle call slots run parts of it at once (lanes); answers are applied in the
+ * density is known, call slots (its fair share, and idle ones) run parts of it at once (lanes); answers are applied in the
  * order they come. A failed call stops new ones, and the answers still in flight are kept.
  */
 export async function processEarthquakeWindow(job: EarthquakeWindowJob, ctx: JobContext, deps: ProcessorDeps): Promise<WindowOutcome> {
@@ -87,7 +89,7 @@ export async function processEarthquakeWindow(job: EarthquakeWindowJob, ctx: Job
   try {
     for (;;) {
       if (failure === null) {
-        const want = lanesNow(ctx, flights.size);
+        const want = ctx.lanes ? lanesNow(flights.size, ctx.lanes.max, ctx.lanes.slots.fairShare(), ctx.lanes.slots.idle()) : lanesNow(flights.size, 1, 1, 0);
         const busy = new Set(flights.keys());
         const ready = nextQueries(frontier, busy, want).length;
         if (ready < want && flights.size + ready > 0) frontier = splitForLanes(frontier, want - ready, (t) => busy.has(taskKey(t)));

@@ -28,7 +28,7 @@ export interface WorkerSettings {
   /** Failed attempts in a row (no answer recorded between them) after which a partition fails. */
   failuresAllowed: number;
   retryBaseDelayMs: number;
-  /** Gateway calls one earthquake window may have in flight at once, on idle call slots (WINDOW_LANES). */
+  /** Gateway calls one earthquake window may have in flight at once (WINDOW_LANES), within its share of the call slots. */
   windowLanes?: number;
   /** How often a job held by a budget looks again (default 60 s); never later than the day turns. */
   budgetRecheckMs?: number;
@@ -161,6 +161,7 @@ function wrap<T extends { streamKey: string; partitionKey: string }>(schema: z.Z
     if (!parsed.success) throw new UnrecoverableError(`invalid job payload: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     const controller = new AbortController();
     s.inFlight.add(controller);
+    const leave = s.slots.enter();
     let held: Claim | null = null;
     const ctx: JobContext = {
       jobId: job.id ?? null,
@@ -187,6 +188,7 @@ function wrap<T extends { streamKey: string; partitionKey: string }>(schema: z.Z
       // Awaited here: `finally` awaits too, and a bare `return` would leave act's rejection unheard meanwhile.
       return await act(outcome, e, job, token, worker(), parsed.data, s);
     } finally {
+      leave();
       s.inFlight.delete(controller);
       await held?.release();
     }

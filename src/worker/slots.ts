@@ -1,14 +1,32 @@
 /**
  * Gateway calls in flight in one worker process, at most WORKER_CONCURRENCY: every job's calls
- * take a slot, and a window runs extra lanes only on slots that nobody is waiting for, so lanes
- * use idle capacity and never delay another window's first call.
+ * take a slot, handed out in turn. A window may run extra lanes up to its fair share of the slots
+ * (capacity / jobs running, rounded up), and beyond that only on slots nobody is waiting for: with
+ * fewer windows than slots every slot stays busy, and a new job's first call waits its turn behind
+ * at most a fair share of each running job's calls.
  */
 export class CallSlots {
   #free: number;
+  #jobs = 0;
   readonly #waiting: Array<() => void> = [];
 
   constructor(readonly capacity: number) {
     this.#free = capacity;
+  }
+
+  /** A job starts; the function returned says it ended. */
+  enter(): () => void {
+    this.#jobs++;
+    let left = false;
+    return () => {
+      if (!left) this.#jobs--;
+      left = true;
+    };
+  }
+
+  /** Slots one running job may count on having in flight. */
+  fairShare(): number {
+    return Math.ceil(this.capacity / Math.max(1, this.#jobs));
   }
 
   /** Slots free with nobody waiting for them. */

@@ -5,7 +5,7 @@
  * start as scans and become chains (or walks) of their own. Walks are not cut: each chunk's size
  * comes from the counts just before it, and a walk cut in parts would have to learn them anew. Each lane costs about one call more
  * (its last answer is not full), so a window is split only into lanes of several calls each, and
- * only as far as the caller has idle capacity to run them.
+ * only as far as the caller has capacity to run them (src/worker/slots.ts).
  */
 import { SECOND_MS } from '../../domain/time.js';
 import { clampCut, knownIn, splitAt, type Frontier, type Region, type Task } from './frontier.js';
