@@ -8,6 +8,9 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Most files wait on PostgreSQL, Redis, the emulator or a child process: three forks keep a
+    // 2-core machine busy (vitest's default of cores - 1 would leave one fork waiting alone).
+    maxWorkers: 3,
     reporters: ['default'],
   },
 });

@@ -93,9 +93,8 @@ describe('runsPerDay', () => {
   });
 
   it('cron: a per-second pattern is counted without stepping 86,400 runs', () => {
-    const started = performance.now();
+    // Stepped run by run, 28 days of a per-second pattern would outlast the test timeout by far.
     expect(runsPerDay({ kind: 'cron', pattern: '* * * * * *', timezone: null }, MONDAY_NOON)).toBe(86_400);
-    expect(performance.now() - started).toBeLessThan(5_000);
   });
 });
 

@@ -61,12 +61,20 @@ export function cronRunsBetween(pattern: string, timezone: string, fromMs: numbe
     endDate: new Date(toMs),
   });
   let runs = 0;
-  while (hours.hasNext()) {
-    const hourMs = hours.next().getTime();
+  // next() throws past endDate; hasNext() would compute every step twice, and a step costs milliseconds.
+  for (let hourMs = nextOrNull(hours); hourMs !== null; hourMs = nextOrNull(hours)) {
     if (hourMs > fromMs && hourMs + HOUR_MS <= toMs) runs += offsetsMs.length;
     else runs += offsetsMs.filter((o) => hourMs + o > fromMs && hourMs + o <= toMs).length;
   }
   return runs;
+}
+
+function nextOrNull(hours: ReturnType<typeof cronParser.parseExpression>): number | null {
+  try {
+    return hours.next().getTime();
+  } catch {
+    return null;
+  }
 }
 
 export interface TierProjection {
