@@ -7,7 +7,7 @@
  * billed calls when every answer is full. A gateway that truncates in an unknown order costs more
  * (README, "Nothing lost", Cost), so this is a floor for planning a budget, not a bound on the bill.
  */
-import cronParser from 'cron-parser';
+import cronParser, { type CronExpression } from 'cron-parser';
 import { DAY_MS } from '../../domain/time.js';
 import { planChunks, resolveYearRange, type YearRange } from '../../planning/chunks.js';
 import { idealCalls } from '../../planning/estimate.js';
@@ -69,7 +69,7 @@ export function cronRunsBetween(pattern: string, timezone: string, fromMs: numbe
   return runs;
 }
 
-function nextOrNull(hours: ReturnType<typeof cronParser.parseExpression>): number | null {
+function nextOrNull(hours: CronExpression): number | null {
   try {
     return hours.next().getTime();
   } catch {
