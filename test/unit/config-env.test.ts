@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseEarthquakeFlags } from '../../src/cli/commands/backfill.js';
+import { parseEarthquakeFlags, parseIndicatorFlags } from '../../src/cli/commands/backfill.js';
 import { parseInstantFlag } from '../../src/cli/flags.js';
 import { insecureGatewayProblem, isLoopbackHost, parseEnv, redactUrl } from '../../src/config/env.js';
 import { gatewayFromEnv, loadEnv } from '../../src/cli/runtime.js';
@@ -164,6 +164,14 @@ describe('earthquake backfill flags', () => {
   ])('refuses %o', (flags, message) => {
     expect(() => parseEarthquakeFlags(flags, now)).toThrow(UsageError);
     expect(() => parseEarthquakeFlags(flags, now)).toThrow(message);
+  });
+  it.each([
+    [{ fromYear: '2010', toYear: '2000' }, '--from-year: --from-year 2010 is after --to-year 2000'],
+    [{ toYear: '2027' }, '--to-year: --to-year 2027 is after the current year 2026'],
+    [{ fromYear: '1959' }, '--from-year: --from-year 1959 is before 1960, the first year with data'],
+    [{ toYear: '1950' }, '--to-year: --to-year 1950 is before 1960, the first year with data'],
+  ])('an indicator year range %o names the flag at fault', (years, message) => {
+    expect(() => parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['US'], ...years }, 2026)).toThrow(new UsageError(message));
   });
   it('clamps --to to now and builds the circle', () => {
     const p = parseEarthquakeFlags({ from: '2026-11-01', to: '2027-01-01', latitude: '36.7', longitude: '-119.4', radiusKm: '400', minMagnitude: '2.5' }, now);

@@ -130,7 +130,8 @@ export function parseIndicatorFlags(f: IndicatorFlags, currentYear: number) {
   try {
     return { indicators, countries, ...resolveYearRange({ fromYear, toYear, currentYear }) };
   } catch (e) {
-    const flag = /toYear/.test((e as Error).message) ? '--to-year' : '--from-year';
+    // The flag the message is about comes first in it ("fromYear 2010 is after toYear 2000").
+    const flag = (e as Error).message.startsWith('toYear') ? '--to-year' : '--from-year';
     throw new UsageError(`${flag}: ${(e as Error).message.replace(/fromYear/g, '--from-year').replace(/toYear/g, '--to-year')}`);
   }
 }
