@@ -2,7 +2,7 @@ import { Agent, request, errors as undiciErrors } from 'undici';
 import type { z } from 'zod';
 import type { Attempt, AttemptRecord } from './attempt.js';
 import { readAnswer } from './answer.js';
-import { earthquakeRequestSchema, earthquakeResultSchema, indicatorRequestSchema, indicatorResultSchema, type EarthquakeRequest, type EarthquakeResult, type IndicatorRequest, type IndicatorResult } from './schemas.js';
+import { earthquakeRequestSchema, earthquakeResultFor, indicatorRequestSchema, indicatorResultSchema, type EarthquakeRequest, type EarthquakeResult, type IndicatorRequest, type IndicatorResult } from './schemas.js';
 import { isBilled, OPERATIONS, type Operation } from '../domain/spec.js';
 import { GatewayError } from '../errors.js';
 
@@ -60,7 +60,7 @@ export class UndiciGateway implements Gateway {
   }
 
   queryEarthquakes(req: EarthquakeRequest, signal?: AbortSignal): Promise<Attempt<EarthquakeResult>> {
-    return this.#call('earthquake', earthquakeRequestSchema(this.#now), earthquakeResultSchema, req, signal);
+    return this.#call('earthquake', earthquakeRequestSchema(this.#now), earthquakeResultFor(req.max_results), req, signal);
   }
 
   queryIndicator(req: IndicatorRequest, signal?: AbortSignal): Promise<Attempt<IndicatorResult>> {

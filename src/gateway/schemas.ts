@@ -117,6 +117,18 @@ export const earthquakeResultSchema = z.object({
 });
 export type EarthquakeResult = z.infer<typeof earthquakeResultSchema>;
 
+/**
+ * The result schema for one request: an answer holding more events than `max_results` asked breaks
+ * the spec. Accepting one would also teach the planner a cap above the one asked for, and every
+ * full answer after it would pass for complete.
+ */
+export function earthquakeResultFor(maxResults: number = LIMITS.defaultMaxResults) {
+  return earthquakeResultSchema.refine((r) => (r.events?.length ?? 0) <= maxResults, {
+    message: `holds more events than the max_results of ${maxResults} asked for`,
+    path: ['events'],
+  });
+}
+
 export const indicatorResultSchema = z.object({
   indicator: z.object({ id: z.string(), name: z.string() }),
   country: z.object({ id: z.string(), name: z.string() }),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readAnswer, salvageExecution } from '../../src/gateway/answer.js';
-import { earthquakeResultSchema, indicatorResultSchema } from '../../src/gateway/schemas.js';
+import { earthquakeResultFor, earthquakeResultSchema, indicatorResultSchema } from '../../src/gateway/schemas.js';
 import { classifyAttempt, parseRetryAfterMs } from '../../src/gateway/classify.js';
 import { retryPolicyOf } from '../../src/errors.js';
 
@@ -26,6 +26,19 @@ describe('readAnswer', () => {
     expect(a.kind).toBeNull();
     expect(a.result?.events).toEqual([event]);
     expect(a.units).toBe(1);
+  });
+
+  it('refuses an answer holding more events than max_results asked, keeping its billing facts', () => {
+    const events = ['a', 'b', 'c'].map((id) => ({ ...event, id }));
+    const over = readAnswer(earthquakeResultFor(2), 200, null, body({ events, source }, { ...execution, usage: { units: 3 } }), 0);
+    expect(over.kind).toBe('invalid_response');
+    expect(over.result).toBeNull();
+    expect(over.problem).toMatch(/events: holds more events than the max_results of 2 asked for/);
+    expect([over.outcome, over.units]).toEqual(['succeeded', 3]);
+    expect(readAnswer(earthquakeResultFor(3), 200, null, body({ events, source }), 0).kind).toBeNull();
+    // Without max_results the gateway's default of 50 applies.
+    const many = Array.from({ length: 51 }, (_, i) => ({ ...event, id: `e${i}` }));
+    expect(readAnswer(earthquakeResultFor(), 200, null, body({ events: many, source }), 0).kind).toBe('invalid_response');
   });
 
   it('accepts every RFC 3339 form of an event time: lower-case t and z, offsets, any fraction; refuses others', () => {

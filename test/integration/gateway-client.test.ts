@@ -1,0 +1,60 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UndiciGateway } from '../../src/gateway/client.js';
+
+/**
+ * The client against a gateway that answers more events than `max_results` asked: within HTTP and
+ * JSON, outside the spec. The answer must be refused (nothing to store, the window retried), and
+ * its billing facts kept for the audit.
+ */
+const event = (id: string) => ({
+  id,
+  time: '2025-05-06T09:24:12Z',
+  magnitude: 1.2,
+  magnitude_type: 'ml',
+  place: 'somewhere',
+  latitude: 36.7,
+  longitude: -116.3,
+  depth_km: 5,
+  tsunami_flag: false,
+  url: null,
+});
+
+let server: Server;
+let baseUrl: string;
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const execution = { id: 'exec_1', invocation_id: 'inv_1', outcome: 'succeeded', usage: { units: 3 } };
+      const result = { events: ['a', 'b', 'c'].map(event), source: { name: 'USGS', license: 'public domain', url: 'https://example.org' } };
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ code: 0, data: { execution, result } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+});
+
+describe('a gateway answering more events than max_results', () => {
+  it('is an invalid response, billed as the gateway said, with no result to store', async () => {
+    const gateway = new UndiciGateway({ baseUrl, key: 'k', authHeader: 'authorization', timeoutMs: 5_000 });
+    try {
+      const request = { provider: 'quake-catalog' as const, start_time: '2025-05-06T00:00:00Z', end_time: '2025-05-07T00:00:00Z' };
+      const over = await gateway.queryEarthquakes({ ...request, max_results: 2 });
+      expect(over.ok).toBe(false);
+      expect(over.record).toMatchObject({ errorKind: 'invalid_response', outcome: 'succeeded', billed: true, units: 3 });
+      expect(over.record.errorDetail).toMatch(/more events than the max_results of 2/);
+      const fits = await gateway.queryEarthquakes({ ...request, max_results: 3 });
+      expect(fits.ok).toBe(true);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
