@@ -60,7 +60,7 @@ export class UndiciGateway implements Gateway {
   }
 
   queryEarthquakes(req: EarthquakeRequest, signal?: AbortSignal): Promise<Attempt<EarthquakeResult>> {
-    return this.#call('earthquake', earthquakeRequestSchema(this.#now), earthquakeResultFor(req.max_results), req, signal);
+    return this.#call('earthquake', earthquakeRequestSchema(this.#now), earthquakeResultFor(req), req, signal);
   }
 
   queryIndicator(req: IndicatorRequest, signal?: AbortSignal): Promise<Attempt<IndicatorResult>> {

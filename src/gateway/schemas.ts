@@ -13,7 +13,7 @@ import {
   radiusKmSchema,
 } from '../domain/filters.js';
 import { EARTHQUAKE_PROVIDER, INDICATOR_PROVIDER, LIMITS, yearSpan } from '../domain/spec.js';
-import { DAY_MS, isRfc3339 } from '../domain/time.js';
+import { DAY_MS, isRfc3339, SECOND_MS } from '../domain/time.js';
 
 const rfc3339 = z.string().refine(isRfc3339, 'must be an RFC 3339 timestamp');
 
@@ -118,14 +118,28 @@ export const earthquakeResultSchema = z.object({
 export type EarthquakeResult = z.infer<typeof earthquakeResultSchema>;
 
 /**
- * The result schema for one request: an answer holding more events than `max_results` asked breaks
- * the spec. Accepting one would also teach the planner a cap above the one asked for, and every
- * full answer after it would pass for complete.
+ * The result schema for one request. An answer breaks the spec when it holds more events than
+ * `max_results` asked (accepted, it would teach the planner a cap above the one asked for, and every
+ * full answer after it would pass for complete), or an event more than a second (the coarsest time
+ * precision the planner allows for) outside `start_time`..`end_time` (the planner would take it as
+ * evidence about a part of the window the query never asked).
  */
-export function earthquakeResultFor(maxResults: number = LIMITS.defaultMaxResults) {
-  return earthquakeResultSchema.refine((r) => (r.events?.length ?? 0) <= maxResults, {
-    message: `holds more events than the max_results of ${maxResults} asked for`,
-    path: ['events'],
+export function earthquakeResultFor(req: Pick<EarthquakeRequest, 'start_time' | 'end_time' | 'max_results'>) {
+  const maxResults = req.max_results ?? LIMITS.defaultMaxResults;
+  const fromMs = Date.parse(req.start_time) - SECOND_MS;
+  const toMs = Date.parse(req.end_time) + SECOND_MS;
+  return earthquakeResultSchema.superRefine((r, ctx) => {
+    const events = r.events ?? [];
+    if (events.length > maxResults) {
+      ctx.addIssue({ code: 'custom', path: ['events'], message: `holds ${events.length} events, more than the max_results of ${maxResults} asked for` });
+    }
+    const outside = events.findIndex((e) => {
+      const ms = Date.parse(e.time);
+      return ms < fromMs || ms > toMs;
+    });
+    if (outside >= 0) {
+      ctx.addIssue({ code: 'custom', path: ['events', outside, 'time'], message: `${events[outside]!.time} is outside the ${req.start_time}..${req.end_time} asked for` });
+    }
   });
 }
 

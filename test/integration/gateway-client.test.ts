@@ -50,7 +50,7 @@ describe('a gateway answering more events than max_results', () => {
       const over = await gateway.queryEarthquakes({ ...request, max_results: 2 });
       expect(over.ok).toBe(false);
       expect(over.record).toMatchObject({ errorKind: 'invalid_response', outcome: 'succeeded', billed: true, units: 3 });
-      expect(over.record.errorDetail).toMatch(/more events than the max_results of 2/);
+      expect(over.record.errorDetail).toMatch(/holds 3 events, more than the max_results of 2 asked for/);
       const fits = await gateway.queryEarthquakes({ ...request, max_results: 3 });
       expect(fits.ok).toBe(true);
     } finally {

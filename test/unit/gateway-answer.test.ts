@@ -29,16 +29,29 @@ describe('readAnswer', () => {
   });
 
   it('refuses an answer holding more events than max_results asked, keeping its billing facts', () => {
+    const asked = { start_time: '2025-05-06T00:00:00Z', end_time: '2025-05-07T00:00:00Z' };
     const events = ['a', 'b', 'c'].map((id) => ({ ...event, id }));
-    const over = readAnswer(earthquakeResultFor(2), 200, null, body({ events, source }, { ...execution, usage: { units: 3 } }), 0);
+    const over = readAnswer(earthquakeResultFor({ ...asked, max_results: 2 }), 200, null, body({ events, source }, { ...execution, usage: { units: 3 } }), 0);
     expect(over.kind).toBe('invalid_response');
     expect(over.result).toBeNull();
-    expect(over.problem).toMatch(/events: holds more events than the max_results of 2 asked for/);
+    expect(over.problem).toMatch(/events: holds 3 events, more than the max_results of 2 asked for/);
     expect([over.outcome, over.units]).toEqual(['succeeded', 3]);
-    expect(readAnswer(earthquakeResultFor(3), 200, null, body({ events, source }), 0).kind).toBeNull();
+    expect(readAnswer(earthquakeResultFor({ ...asked, max_results: 3 }), 200, null, body({ events, source }), 0).kind).toBeNull();
     // Without max_results the gateway's default of 50 applies.
     const many = Array.from({ length: 51 }, (_, i) => ({ ...event, id: `e${i}` }));
-    expect(readAnswer(earthquakeResultFor(), 200, null, body({ events: many, source }), 0).kind).toBe('invalid_response');
+    expect(readAnswer(earthquakeResultFor(asked), 200, null, body({ events: many, source }), 0).kind).toBe('invalid_response');
+  });
+
+  it('refuses an event more than a second outside the time window asked; a second is the precision allowed', () => {
+    const asked = { start_time: '2025-05-06T09:24:13Z', end_time: '2025-05-06T10:00:00.5Z', max_results: 200 };
+    const at = (time: string) => readAnswer(earthquakeResultFor(asked), 200, null, body({ events: [{ ...event, time }], source }), 0);
+    for (const time of ['2025-05-06T09:24:12Z', '2025-05-06T09:24:13Z', '2025-05-06T10:00:01.5Z', '2025-05-06T12:00:01.5+02:00']) {
+      expect(at(time).kind, time).toBeNull();
+    }
+    for (const time of ['2025-05-06T09:24:11.999Z', '2025-05-06T10:00:01.501Z', '2025-05-05T09:24:13Z']) {
+      expect(at(time).kind, time).toBe('invalid_response');
+      expect(at(time).problem, time).toMatch(/events\.0\.time: .* is outside the 2025-05-06T09:24:13Z\.\.2025-05-06T10:00:00\.5Z asked for/);
+    }
   });
 
   it('accepts every RFC 3339 form of an event time: lower-case t and z, offsets, any fraction; refuses others', () => {
