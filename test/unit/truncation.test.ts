@@ -133,6 +133,18 @@ describe('reproduced losses (issue 8) do not happen', () => {
   });
 });
 
+describe('an answer repeating an event', () => {
+  it('is as full as its rows: 200 rows holding 199 events may be truncated, and the window goes on', () => {
+    const window = { startMs: START, endMs: START + DAY };
+    const f = initialFrontier(window, { capFloor: 200, prefer: 'newest', circleCuts: false });
+    const rows = Array.from({ length: 200 }, (_, i) => ({ id: `e${i % 199}`, timeMs: START + DAY / 2 + (i % 199) * 1000 }));
+    const step = advance(f, { events: rows });
+    expect(step.saturated).toBe(true);
+    expect(step.finished).toBe(false);
+    expect(step.frontier.eventsSeen).toBe(199);
+  });
+});
+
 describe('a cap nothing has measured', () => {
   it('never completes a window on an answer that may be truncated: one event, cap unknown, ends partial', () => {
     const w = { startMs: START, endMs: START + DAY };

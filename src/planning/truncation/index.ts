@@ -351,8 +351,10 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
   const task = frontier.tasks[at];
   if (!task && key === null) throw new Error('advance() called on a finished frontier');
   const events = mergeEvents(answer.events);
-  const saturated = events.length > 0 && events.length >= frontier.capFloor;
-  const learned = { answerSize: events.length, confirmed: [], refuted: [] };
+  // The cap counts the rows the gateway sent: 200 rows holding a duplicate are as full as 200 events.
+  const size = answer.events.length;
+  const saturated = size > 0 && size >= frontier.capFloor;
+  const learned = { answerSize: size, confirmed: [], refuted: [] };
   if (!task) {
     const f = { ...frontier, calls: frontier.calls + 1 };
     return { frontier: f, saturated, learned, notes: [], finished: f.tasks.length === 0, failure: null };
@@ -363,7 +365,7 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
   const w: Work = {
     f: {
       ...frontier,
-      capFloor: Math.max(frontier.capFloor, events.length),
+      capFloor: Math.max(frontier.capFloor, size),
       calls: frontier.calls + 1,
       circleCalls: frontier.circleCalls + (task.kind === 'scan' && task.circle ? 1 : 0),
       eventsSeen: frontier.eventsSeen + fresh.length,
