@@ -1,6 +1,6 @@
 import { and, inArray, isNull, lt, param, sql, type SQL } from 'drizzle-orm';
 import { EARTH_RADIUS_KM } from '../domain/geo.js';
-import type { EarthquakeFilters } from '../domain/filters.js';
+import { magnitudeFloor, type EarthquakeFilters } from '../domain/filters.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
 import type { EarthquakeEvent } from '../gateway/schemas.js';
 import type { Db, Tx } from './connection.js';
@@ -142,7 +142,7 @@ export async function recordEarthquakeAnswer(
  */
 export function matchesFilters(f: EarthquakeFilters): SQL {
   const parts = [sql`true`];
-  if (f.minMagnitude !== null) parts.push(sql`e.magnitude >= ${f.minMagnitude}::float8`);
+  if (f.minMagnitude !== null) parts.push(sql`e.magnitude >= ${magnitudeFloor(f.minMagnitude)}::float8`);
   if (f.circle !== null) {
     const { latitude: lat, longitude: lon, radiusKm } = f.circle;
     parts.push(sql`2 * ${EARTH_RADIUS_KM}::float8 * asin(least(1, sqrt(

@@ -27,6 +27,25 @@ export type EarthquakeFilters = z.infer<typeof earthquakeFiltersSchema>;
 export const NO_FILTERS: EarthquakeFilters = { minMagnitude: null, circle: null };
 
 /**
+ * Spec 4.1 says neither whether `min_magnitude` is inclusive nor how precisely the gateway holds
+ * magnitudes, so the stream's minimum is asked a millionth lower: a gateway comparing with `>`, or
+ * holding 2.3 as the float32 2.2999999523, still returns the events at the minimum. Catalogs give
+ * magnitudes to two or three decimals, so the slack admits no event below it. Stored events are
+ * judged with the same slack (see `magnitudeFloor`).
+ */
+export const MAGNITUDE_SLACK = 1e-6;
+
+/** The lowest magnitude a stream with minimum `minMagnitude` keeps; the spec's range floors it. */
+export function magnitudeFloor(minMagnitude: number): number {
+  return Math.max(LIMITS.minMagnitude, Number((minMagnitude - MAGNITUDE_SLACK).toFixed(7)));
+}
+
+/** The `min_magnitude` a request for these filters sends (absent without a minimum). */
+export function requestMinMagnitude(f: EarthquakeFilters): { min_magnitude?: number } {
+  return f.minMagnitude === null ? {} : { min_magnitude: magnitudeFloor(f.minMagnitude) };
+}
+
+/**
  * Spec 4.1 rule 1: latitude, longitude and radius_km are set together or all absent. Returns the
  * circle, `null` when none is set, or `'partial'` when only some are.
  */

@@ -19,6 +19,8 @@ export interface AnswerBehaviour {
   timePrecision: TimePrecision;
   startBoundary: Boundary;
   endBoundary: Boundary;
+  /** Whether an event exactly at min_magnitude matches (the spec does not say). */
+  minMagnitudeBoundary: Boundary;
   ignoreFractionalSeconds: boolean;
   /** null: answers hold up to max_results events. */
   silentCap: number | null;
@@ -33,7 +35,7 @@ function oneOf<T extends string>(name: string, allowed: readonly T[], value: T):
 
 export const checkOrder = (order: EventOrder): EventOrder => oneOf('order', EVENT_ORDERS, order);
 export const checkTimePrecision = (p: TimePrecision): TimePrecision => oneOf('timePrecision', TIME_PRECISIONS, p);
-export const checkBoundary = (name: 'startBoundary' | 'endBoundary', b: Boundary): Boundary => oneOf(name, BOUNDARIES, b);
+export const checkBoundary = (name: 'startBoundary' | 'endBoundary' | 'minMagnitudeBoundary', b: Boundary): Boundary => oneOf(name, BOUNDARIES, b);
 
 export function checkRatio(ratio: number): number {
   if (!(typeof ratio === 'number' && ratio >= 0 && ratio <= 1)) {
@@ -63,6 +65,7 @@ export function resolveBehaviour(o: BehaviourOptions): AnswerBehaviour {
     timePrecision: checkTimePrecision(o.timePrecision ?? 'ms'),
     startBoundary: checkBoundary('startBoundary', o.startBoundary ?? 'inclusive'),
     endBoundary: checkBoundary('endBoundary', o.endBoundary ?? 'inclusive'),
+    minMagnitudeBoundary: checkBoundary('minMagnitudeBoundary', o.minMagnitudeBoundary ?? 'inclusive'),
     ignoreFractionalSeconds: checkFlag('ignoreFractionalSeconds', o.ignoreFractionalSeconds ?? false),
     silentCap: checkSilentCap(o.silentCap),
   };

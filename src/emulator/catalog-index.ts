@@ -13,6 +13,8 @@ export interface EventQuery {
   startMs: number;
   endMs: number;
   minMagnitude?: number | undefined;
+  /** An event exactly at minMagnitude does not match. */
+  minMagnitudeExclusive?: boolean | undefined;
   circle?: Circle | undefined;
 }
 
@@ -212,6 +214,7 @@ function matcher(q: EventQuery): (e: EarthquakeEvent) => boolean {
   const { minMagnitude, circle } = q;
   return (e) => {
     if (minMagnitude !== undefined && (e.magnitude === null || e.magnitude < minMagnitude)) return false;
+    if (q.minMagnitudeExclusive && e.magnitude === minMagnitude) return false;
     if (circle && haversineKm(circle.latitude, circle.longitude, e.latitude, e.longitude) > circle.radiusKm) {
       return false;
     }

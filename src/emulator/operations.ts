@@ -63,6 +63,7 @@ function executeEarthquake(body: unknown, ctx: OperationContext): Execution {
   const matched = ctx.catalog.matchRefs({
     ...matchWindow(Date.parse(req.start_time), Date.parse(req.end_time), b),
     minMagnitude: req.min_magnitude,
+    minMagnitudeExclusive: b.minMagnitudeBoundary === 'exclusive',
     circle,
   });
   const order = keepOrderOf(b.order, b.mixedRandomRatio, ctx.mixedRng);

@@ -36,6 +36,8 @@ export interface EmulatorOptions {
   startBoundary?: Boundary;
   /** Whether an event exactly at end_time matches. Default 'inclusive'. */
   endBoundary?: Boundary;
+  /** Whether an event exactly at min_magnitude matches. Default 'inclusive'. */
+  minMagnitudeBoundary?: Boundary;
   /** Truncate the request's start_time and end_time to the whole second before filtering. Default false. */
   ignoreFractionalSeconds?: boolean;
   /** 1..200: answers hold at most min(max_results, silentCap) events, without saying so. Default: none. */

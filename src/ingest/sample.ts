@@ -9,7 +9,7 @@ import { commitAnswer } from '../db/answers.js';
 import type { CallContext } from '../db/audit.js';
 import { recordAnswerSize } from '../db/gateway-knowledge.js';
 import { SAMPLE_PURPOSE } from '../db/queries/plan.js';
-import type { EarthquakeFilters } from '../domain/filters.js';
+import { requestMinMagnitude, type EarthquakeFilters } from '../domain/filters.js';
 import type { Interval } from '../domain/interval.js';
 import { LIMITS } from '../domain/spec.js';
 import { DAY_MS, SECOND_MS, floorSecond, secondAfter, toRfc3339 } from '../domain/time.js';
@@ -77,7 +77,7 @@ export async function sampleDensity(deps: ProcessorDeps, streamKey: string, filt
       provider: 'quake-catalog',
       start_time: toRfc3339(interval.startMs),
       end_time: toRfc3339(interval.endMs),
-      ...(filters.minMagnitude === null ? {} : { min_magnitude: filters.minMagnitude }),
+      ...requestMinMagnitude(filters),
       ...(filters.circle ? { latitude: filters.circle.latitude, longitude: filters.circle.longitude, radius_km: filters.circle.radiusKm } : {}),
       max_results: CAP,
     };

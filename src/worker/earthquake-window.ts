@@ -3,7 +3,7 @@ import { recordEarthquakeAnswer } from '../db/earthquake-events.js';
 import { finishRead } from '../db/answers.js';
 import { lastAnswerOf } from '../db/audit.js';
 import { isDone, loadPartition } from '../db/partitions.js';
-import type { EarthquakeFilters } from '../domain/filters.js';
+import { requestMinMagnitude, type EarthquakeFilters } from '../domain/filters.js';
 import { PARTITION_STATE } from '../domain/partition.js';
 import { toRfc3339 } from '../domain/time.js';
 import { GaveUpError } from '../errors.js';
@@ -23,7 +23,7 @@ export function earthquakeRequest(filters: EarthquakeFilters, q: Query): Earthqu
     provider: 'quake-catalog',
     start_time: toRfc3339(q.region.lo),
     end_time: toRfc3339(q.region.hi),
-    ...(filters.minMagnitude === null ? {} : { min_magnitude: filters.minMagnitude }),
+    ...requestMinMagnitude(filters),
     ...(circle ? { latitude: circle.latitude, longitude: circle.longitude, radius_km: circle.radiusKm } : {}),
     max_results: MAX_RESULTS,
   };

@@ -23,7 +23,7 @@ const NOW = () => new Date('2025-07-01T00:00:00Z');
 const SWARM_AT = new Date('2025-05-20T03:00:00Z');
 
 /** `extra`: calls a crowded second costs on top (circle cuts, at most 48 per region), whatever the window holds. */
-type Knob = { name: string; options: Partial<EmulatorOptions>; bound: number; extra?: number; wholeSeconds?: boolean; unresolved?: boolean; knowledgeTtlMs?: number };
+type Knob = { name: string; options: Partial<EmulatorOptions>; bound: number; extra?: number; wholeSeconds?: boolean; unresolved?: boolean; knowledgeTtlMs?: number; minMagnitude?: number };
 
 const KNOBS: Knob[] = [
   // Issue 8 case 7: nothing carried across windows must not double the cost of a newest-first gateway.
@@ -33,6 +33,8 @@ const KNOBS: Knob[] = [
   { name: 'whole-second times', options: { order: 'newest', timePrecision: 'second' }, bound: 1.15, wholeSeconds: true },
   { name: 'both ends exclusive, random order', options: { order: 'random', startBoundary: 'exclusive', endBoundary: 'exclusive' }, bound: 2.5 },
   { name: 'fractional seconds ignored', options: { order: 'oldest', ignoreFractionalSeconds: true }, bound: 1.25 },
+  // Magnitudes are given to a tenth or a hundredth: dozens of the month's events sit exactly at 2.5.
+  { name: 'an exclusive min_magnitude, random order', options: { order: 'random', minMagnitudeBoundary: 'exclusive' }, bound: 2.5, minMagnitude: 2.5 },
   { name: 'silent cap of 100', options: { order: 'newest', silentCap: 100 }, bound: 1.2 },
   { name: '250 events in one second, all over the world', options: { order: 'newest', swarms: [{ at: SWARM_AT, count: 250, spread: 'world' }] }, bound: 1.15, extra: 20 },
   { name: '250 events in one second, in one place', options: { order: 'newest', swarms: [{ at: SWARM_AT, count: 250, spread: 'place' }] }, bound: 1.15, extra: 40, unresolved: true },
@@ -61,13 +63,16 @@ describe.each(KNOBS)('a backfill against a gateway with $name', (knob) => {
   });
 
   it('stores exactly the catalog, audits exactly the gateway calls, within the cost bound', async () => {
-    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, { filters: NO_FILTERS, fromMs: FROM, toMs: TO, refresh: false });
+    const filters = knob.minMagnitude === undefined ? NO_FILTERS : { ...NO_FILTERS, minMagnitude: knob.minMagnitude };
+    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, { filters, fromMs: FROM, toMs: TO, refresh: false });
     const progress = await pipeline.run([summary]);
     expect(progress).toEqual({ total: 2, done: knob.unresolved ? 1 : 2, partial: knob.unresolved ? 1 : 0, failed: 0 });
 
     const swarm = (knob.options.swarms ?? []).flatMap((s) => swarmEvents(s, 17));
     const swarmSecond = (e: EarthquakeEvent) => Math.floor(Date.parse(e.time) / 1000) * 1000 === SWARM_AT.getTime();
-    const catalog = [...month, ...swarm].filter((e) => !knob.unresolved || !swarmSecond(e));
+    const wanted = (e: EarthquakeEvent) => knob.minMagnitude === undefined || (e.magnitude !== null && e.magnitude >= knob.minMagnitude);
+    const catalog = [...month, ...swarm].filter((e) => (!knob.unresolved || !swarmSecond(e)) && wanted(e));
+    if (knob.minMagnitude !== undefined) expect(catalog.filter((e) => e.magnitude === knob.minMagnitude).length).toBeGreaterThan(10);
     const table = (await storedEvents(db)).filter((e) => !knob.unresolved || !swarmSecond(e));
     expect(table).toEqual(asStored(catalog, knob.wholeSeconds));
 
@@ -78,7 +83,7 @@ describe.each(KNOBS)('a backfill against a gateway with $name', (knob) => {
     const cap = knob.options.silentCap ?? 200;
     const windows = await db.db.select().from(ingestPartitions);
     const ideal = windows.reduce((sum, w) => {
-      const n = [...month, ...swarm].filter((e) => Date.parse(e.time) >= w.windowStart!.getTime() && Date.parse(e.time) <= w.windowEnd!.getTime()).length;
+      const n = [...month, ...swarm].filter((e) => wanted(e) && Date.parse(e.time) >= w.windowStart!.getTime() && Date.parse(e.time) <= w.windowEnd!.getTime()).length;
       return sum + Math.max(1, Math.ceil(n / cap));
     }, 0);
     const billed = emulator.calls.filter((c) => c.billed).length;

@@ -27,6 +27,7 @@ export interface RawEmulatorFlags {
   timePrecision?: string;
   exclusiveStart?: boolean;
   exclusiveEnd?: boolean;
+  exclusiveMinMagnitude?: boolean;
   ignoreFractionalSeconds?: boolean;
   silentCap?: string;
   swarm?: string[];
@@ -153,6 +154,7 @@ function answerFlags(raw: RawEmulatorFlags, options: EmulatorOptions): void {
   }
   if (raw.exclusiveStart) options.startBoundary = 'exclusive';
   if (raw.exclusiveEnd) options.endBoundary = 'exclusive';
+  if (raw.exclusiveMinMagnitude) options.minMagnitudeBoundary = 'exclusive';
   if (raw.ignoreFractionalSeconds) options.ignoreFractionalSeconds = true;
   if (raw.silentCap !== undefined) options.silentCap = wholeNumber('--silent-cap', raw.silentCap, 200, 1);
   if (raw.swarm) {
@@ -239,6 +241,7 @@ Answer shapes the spec allows (earthquake query):
   --order mixed       per call 'random' with chance --mixed-random-ratio (default 0.2), else 'newest'
   --time-precision second   event times reported truncated to the whole second
   --exclusive-start, --exclusive-end   an event exactly at start_time / end_time does not match
+  --exclusive-min-magnitude            an event exactly at min_magnitude does not match
   --ignore-fractional-seconds          start_time and end_time truncated to the second before filtering
   --silent-cap N      at most min(max_results, N) events per answer, still succeeded, nothing said
   --swarm T:COUNT[:world|place]        COUNT events (1-${SWARM_MAX_COUNT}) inside the whole second T, ids
@@ -277,6 +280,7 @@ export function emulatorCommand(): Command {
     .option('--time-precision <p>', 'event times in answers: ms or second (default: ms)')
     .option('--exclusive-start', 'an event exactly at start_time does not match (default: it does)')
     .option('--exclusive-end', 'an event exactly at end_time does not match (default: it does)')
+    .option('--exclusive-min-magnitude', 'an event exactly at min_magnitude does not match (default: it does)')
     .option('--ignore-fractional-seconds', 'truncate start_time and end_time to the whole second before filtering')
     .option('--silent-cap <n>', 'answers hold at most min(max_results, n) events, 1 to 200, without saying so')
     .option('--swarm <spec...>', 'add a same-second swarm, spec <RFC3339>:<count>[:world|place] (repeatable)')

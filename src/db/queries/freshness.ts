@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../connection.js';
 import { fromRange, type Interval } from '../../domain/interval.js';
+import { MAGNITUDE_SLACK } from '../../domain/filters.js';
 import { EARTH_RADIUS_KM } from '../../domain/geo.js';
 import type { Range } from '../../domain/ranges.js';
 
@@ -59,7 +60,7 @@ export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshne
         count(*) filter (where e.deleted_at is null and e.revised_at > now() - interval '1 day')::int as revised_last_day
       from ingest_streams s
       join earthquake_events e on s.operation = 'earthquake'
-        and (s.params ->> 'min_magnitude' is null or e.magnitude >= (s.params ->> 'min_magnitude')::float8)
+        and (s.params ->> 'min_magnitude' is null or e.magnitude >= (s.params ->> 'min_magnitude')::float8 - ${MAGNITUDE_SLACK}::float8)
         and (jsonb_typeof(s.params -> 'circle') is distinct from 'object' or ${circleDistanceSql} <= (s.params -> 'circle' ->> 'radiusKm')::float8)
       where e.deleted_at is not null or e.revised_at > now() - interval '1 day'
       group by s.stream_key
@@ -67,7 +68,7 @@ export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshne
     select s.stream_key,
       (select e.time from earthquake_events e
         where s.operation = 'earthquake' and e.deleted_at is null
-          and (s.params ->> 'min_magnitude' is null or e.magnitude >= (s.params ->> 'min_magnitude')::float8)
+          and (s.params ->> 'min_magnitude' is null or e.magnitude >= (s.params ->> 'min_magnitude')::float8 - ${MAGNITUDE_SLACK}::float8)
           and (jsonb_typeof(s.params -> 'circle') is distinct from 'object' or ${circleDistanceSql} <= (s.params -> 'circle' ->> 'radiusKm')::float8)
         order by e.time desc limit 1) as newest_event_time,
       (select max(v.year) from indicator_values v
