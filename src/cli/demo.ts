@@ -79,7 +79,9 @@ async function printSummary(db: Db, since: Date): Promise<void> {
   out('  year  United States        World   US share');
   for (const s of series) {
     const share = s.us !== null && s.world ? `${((100 * s.us) / s.world).toFixed(2)}%` : '';
-    out(`  ${s.year}  ${String(s.us ?? 'null').padStart(13)}  ${String(s.world ?? 'null').padStart(11)}   ${share}`);
+    // Aggregates may carry fractions of a person (the World Bank sums estimates): shown as whole people.
+    const people = (v: number | null) => (v === null ? 'null' : Math.round(v).toString());
+    out(`  ${s.year}  ${people(s.us).padStart(13)}  ${people(s.world).padStart(11)}   ${share}`);
   }
   out('\nMore: `gateway-ingest status`, and the SQL examples in README.md.');
 }

@@ -48,6 +48,8 @@ export const OUTAGE_RETRY_MAX_MS = 10_000;
 /** A crashed worker's job is taken over within about LOCK_MS + STALLED_CHECK_MS (the lock renews every LOCK_MS / 2). */
 export const LOCK_MS = 10_000;
 export const STALLED_CHECK_MS = 5_000;
+/** How long a closing worker waits for its Redis connections to be set up (see close()). */
+const READY_WAIT_MS = 5_000;
 /** After the deadline aborted the calls in flight, how long their jobs get to be put back before a forced close. */
 const ABORT_GRACE_MS = 3_000;
 
@@ -222,6 +224,13 @@ export function startWorkers(settings: WorkerSettings, deps: ProcessorDeps): Run
     workers,
     async close(deadlineMs) {
       stopping = true;
+      // BullMQ ends the process when a worker closes while its Redis connections are still being set
+      // up (their listeners go before the set-up's rejection comes: an unheard 'error'), as a run with
+      // nothing to do would: wait for them first, within the deadline.
+      const ready = Promise.all(workers.map((w) => w.waitUntilReady().catch(() => undefined)));
+      let readyTimer: NodeJS.Timeout | undefined;
+      await Promise.race([ready, new Promise<void>((resolve) => (readyTimer = setTimeout(resolve, Math.min(deadlineMs, READY_WAIT_MS))))]);
+      clearTimeout(readyTimer);
       // BullMQ's close rejects with a job's error when one ends while it closes (a job put back):
       // that is an ending too, and unheard it would end the process.
       const graceful = Promise.all(workers.map((w) => w.close())).then(

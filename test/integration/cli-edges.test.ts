@@ -103,6 +103,18 @@ describe('the CLI at the edges', () => {
     expect((await run(['status', '--json'], env)).code).toBe(0);
   });
 
+  it('an --inline backfill with nothing left to do exits 0 at once, with no stray Redis error', async () => {
+    expect((await run([...BACKFILL, '--inline'], env)).code).toBe(0);
+    // Everything is ingested: the workers start and close at once (BullMQ's close of connections
+    // still being set up used to end the process with "Connection is closed.").
+    for (let i = 0; i < 3; i++) {
+      const again = await run([...BACKFILL, '--inline'], env);
+      expect(again.err).not.toContain('Connection is closed');
+      expect(again.err).not.toMatch(STACK);
+      expect(again.code).toBe(0);
+    }
+  });
+
   it('a 404 says the base URL is wrong, is not retried, and makes status exit 1', async () => {
     const wrong = { ...env, GATEWAY_BASE_URL: `${emulator.url}/wrong-prefix`, JOB_ATTEMPTS: '3' };
     const r = await run([...BACKFILL, '--country', 'DEU', '--inline'], wrong);
