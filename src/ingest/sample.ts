@@ -9,15 +9,15 @@ import { commitAnswer } from '../db/answers.js';
 import type { CallContext } from '../db/audit.js';
 import { recordAnswerSize } from '../db/gateway-knowledge.js';
 import { SAMPLE_PURPOSE } from '../db/queries/plan.js';
-import { requestMinMagnitude, type EarthquakeFilters } from '../domain/filters.js';
+import type { EarthquakeFilters } from '../domain/filters.js';
 import type { Interval } from '../domain/interval.js';
 import { LIMITS } from '../domain/spec.js';
-import { DAY_MS, SECOND_MS, floorSecond, secondAfter, toRfc3339 } from '../domain/time.js';
+import { DAY_MS, SECOND_MS, floorSecond, secondAfter } from '../domain/time.js';
 import { BudgetExhaustedError, UsageError, retryPolicyOf } from '../errors.js';
-import type { EarthquakeRequest } from '../gateway/schemas.js';
 import { windowKey } from '../planning/windows.js';
 import { failedAttempt, makeCall } from '../worker/call.js';
 import type { ProcessorDeps } from '../worker/deps.js';
+import { earthquakeRequest } from '../worker/earthquake-window.js';
 import { gatewayKey } from '../worker/gateway-facts.js';
 
 const CAP = LIMITS.maxResultsCeiling;
@@ -73,14 +73,8 @@ export async function sampleDensity(deps: ProcessorDeps, streamKey: string, filt
   let lengthMs = LIMITS.maxWindowDays * DAY_MS;
   for (const [k, window] of sampleWindows(windows, n).entries()) {
     const interval = sampleInterval(window, lengthMs, k);
-    const request: EarthquakeRequest = {
-      provider: 'quake-catalog',
-      start_time: toRfc3339(interval.startMs),
-      end_time: toRfc3339(interval.endMs),
-      ...requestMinMagnitude(filters),
-      ...(filters.circle ? { latitude: filters.circle.latitude, longitude: filters.circle.longitude, radius_km: filters.circle.radiusKm } : {}),
-      max_results: CAP,
-    };
+    // The stream's own request for the stretch: the same filters, boundaries and max_results as a window's.
+    const request = earthquakeRequest(filters, { region: { lo: interval.startMs, hi: interval.endMs }, circle: null });
     // A partition key no window has, so the call is booked on no partition.
     const call: CallContext = { streamKey, partitionKey: `${SAMPLE_PURPOSE}@${windowKey(window)}`, jobId: null, attempt: 1, purpose: SAMPLE_PURPOSE };
     const ctx = { jobId: null, attempt: 1 };

@@ -54,7 +54,7 @@ export async function reconcileDeletions(
   while (queue.length > 0 && outcome.checks < MAX_CHECKS && !ctx.stopping?.()) {
     const check = queue.shift()!;
     const call: CallContext = { streamKey: job.streamKey, partitionKey: job.partitionKey, jobId: ctx.jobId, attempt: ctx.attempt, purpose: 'deletion-check', backfillId };
-    const request = earthquakeRequest(NO_FILTERS, { region: check.region, circle: null, purpose: 'scan' });
+    const request = earthquakeRequest(NO_FILTERS, { region: check.region, circle: null });
     // A check is a gateway call like any: it waits for a call slot (WORKER_CONCURRENCY holds).
     const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
     const made = await makeCall(deps, call, 'earthquake', request, () => deps.gateway.queryEarthquakes(request, ctx.signal), ctx)

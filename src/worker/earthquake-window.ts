@@ -17,7 +17,7 @@ import { reconcileDeletions, type DeletionOutcome } from './deletions.js';
 import { emptyStats, learnFromAnswer, MAX_RESULTS, shareOrderEvidence, tally, windowKnowledge } from './gateway-facts.js';
 
 /** Pure: the gateway request for one query of a window: the stream's filters, the query's region and circle. */
-export function earthquakeRequest(filters: EarthquakeFilters, q: Query): EarthquakeRequest {
+export function earthquakeRequest(filters: EarthquakeFilters, q: Pick<Query, 'region' | 'circle'>): EarthquakeRequest {
   const circle = q.circle ?? filters.circle;
   return {
     provider: 'quake-catalog',
