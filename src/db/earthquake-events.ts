@@ -207,3 +207,13 @@ export async function recordDeletionCheck(
   }, 'answered');
   return { ...done, marked };
 }
+
+/** Times (epoch ms, ascending) of the stream's stored events inside [fromMs, toMs], not marked deleted. */
+export async function storedEventTimes(db: Db, filters: EarthquakeFilters, fromMs: number, toMs: number): Promise<number[]> {
+  const result = await db.execute<{ ms: string | number }>(sql`
+    select (extract(epoch from e.time) * 1000)::float8 as ms from earthquake_events e
+    where e.deleted_at is null and e.time >= ${new Date(fromMs).toISOString()}::timestamptz
+      and e.time <= ${new Date(toMs).toISOString()}::timestamptz and ${matchesFilters(filters)}
+    order by e.time`);
+  return result.rows.map((r) => Math.round(Number(r.ms)));
+}

@@ -1,7 +1,15 @@
 export { startEmulator } from './server.js';
 export type { EmulatorCall, EmulatorOptions, RunningEmulator } from './types.js';
 export { FAULT_KINDS, isFaultKind, type FaultKind, type FaultRule } from './faults.js';
-export { EVENT_ORDERS, KEEP_ORDERS, keepOrderOf, selectByOrder, type EventOrder, type KeepOrder } from './selection.js';
+export {
+  EVENT_ORDERS,
+  KEEP_ORDERS,
+  keepOrderOf,
+  selectByOrder,
+  type EventOrder,
+  type KeepOrder,
+  type SelectionAccessors,
+} from './selection.js';
 export { BOUNDARIES, TIME_PRECISIONS, type AnswerBehaviour, type Boundary, type TimePrecision } from './behaviour.js';
 export {
   SWARM_MAX_COUNT,

@@ -6,10 +6,10 @@ import {
   type IndicatorResult,
 } from '../gateway/schemas.js';
 import { answerLimit, matchWindow, reportedTime, type AnswerBehaviour } from './behaviour.js';
-import { materialize, type CatalogIndex, type EventRef } from './catalog-index.js';
+import { materialize, tileEventId, type CatalogIndex, type EventRef } from './catalog-index.js';
 import type { IndicatorStore } from './indicator-store.js';
 import type { Rng } from './rng.js';
-import { keepOrderOf, selectByOrder, type KeepOrder } from './selection.js';
+import { keepOrderOf, selectByOrder, type KeepOrder, type SelectionAccessors } from './selection.js';
 import { validate } from './validation.js';
 import { LIMITS, type Operation } from '../domain/spec.js';
 
@@ -68,7 +68,7 @@ function executeEarthquake(body: unknown, ctx: OperationContext): Execution {
   });
   const order = keepOrderOf(b.order, b.mixedRandomRatio, ctx.mixedRng);
   const limit = answerLimit(req.max_results ?? LIMITS.defaultMaxResults, b);
-  const selected = selectByOrder(matched, limit, order, ctx.orderRng, (r) => r.event.magnitude);
+  const selected = selectByOrder(matched, limit, order, ctx.orderRng, REF_ACCESSORS);
   const items = selected.items.map((ref) => reported(ref, b));
   return {
     kind: 'succeeded',
@@ -80,6 +80,13 @@ function executeEarthquake(body: unknown, ctx: OperationContext): Execution {
     order,
   };
 }
+
+/** 'id' orders rank by the id the answer reports, so a tiled copy ranks as `<id>~t<k>`. */
+const REF_ACCESSORS: SelectionAccessors<EventRef> = {
+  idOf: (r) => tileEventId(r.event.id, r.tile),
+  magnitudeOf: (r) => r.event.magnitude,
+  depthOf: (r) => r.event.depth_km,
+};
 
 function reported(ref: EventRef, b: AnswerBehaviour): EarthquakeEvent {
   const event = materialize(ref);

@@ -17,6 +17,7 @@ const advs: Record<string, Adversary> = {
   mixed20: { mode: { mixed: [['newest', 0.8], ['random', 0.2]] } },
   mixed30: { mode: { mixed: [['newest', 0.7], ['random', 0.3]] } },
   mixedAll: { mode: { mixed: [['newest', 0.25], ['oldest', 0.25], ['random', 0.25], ['magnitude', 0.25]] } },
+  id: { mode: 'id' }, idDesc: { mode: 'id-desc' }, swap: { mode: 'newest-swap' }, depth: { mode: 'depth' }, perm: { mode: 'permutation' },
   cap100: { mode: 'newest', cap: 100 }, wholeSecEx: { mode: 'random', wholeSecondTimes: true, startExclusive: 'sometimes', endExclusive: 'sometimes', ignoreFraction: true },
 };
 const only = process.argv[2] || undefined;
@@ -25,7 +26,7 @@ for (const [name, a] of Object.entries(advs)) {
   if (only && !only.split(',').includes(name)) continue;
   let calls = 0, ideal = 0, lost = 0, failures = 0;
   for (const [file, from, to] of months) {
-    const catalog: CatalogEvent[] = loadUsgsCsv(readFileSync(file, 'utf8')).map((e) => ({ id: e.id, timeMs: Date.parse(e.time), magnitude: e.magnitude ?? -2, latitude: e.latitude, longitude: e.longitude }));
+    const catalog: CatalogEvent[] = loadUsgsCsv(readFileSync(file, 'utf8')).map((e) => ({ id: e.id, timeMs: Date.parse(e.time), magnitude: e.magnitude ?? -2, depthKm: e.depth_km ?? 0, latitude: e.latitude, longitude: e.longitude }));
     const FROM = Date.parse(from), TO = Date.parse(to);
     const windows = [] as { startMs: number; endMs: number }[];
     for (let s = FROM; s < TO; s += 31 * DAY - 2000) windows.push({ startMs: s, endMs: Math.min(s + 31 * DAY - 2000, TO) });

@@ -1,10 +1,12 @@
 /**
  * A pure stand-in for any gateway the spec allows, for driving the truncation planner over
- * thousands of catalogs: per call it picks which events a truncated answer keeps (newest, oldest,
- * largest magnitude or uniformly random), and it may treat either end as exclusive, ignore
- * fractional seconds, report times in whole seconds and cap answers below max_results.
+ * thousands of catalogs: per call it picks which events a truncated answer keeps (any of the
+ * emulator's keep-orders, chosen by the emulator's own selection, or a fixed arbitrary order), and
+ * it may treat either end as exclusive, ignore fractional seconds, report times in whole seconds
+ * and cap answers below max_results.
  */
-import { createRng } from '../../src/emulator/rng.js';
+import { createRng, deriveRng, type Rng } from '../../src/emulator/rng.js';
+import { selectByOrder, type KeepOrder, type SelectionAccessors } from '../../src/emulator/selection.js';
 import {
   advance,
   initialFrontier,
@@ -26,9 +28,17 @@ export interface CatalogEvent {
   magnitude: number;
   latitude: number;
   longitude: number;
+  /** For mode 'depth'; 0 when absent. */
+  depthKm?: number;
 }
 
-export type Mode = 'newest' | 'oldest' | 'magnitude' | 'random';
+/**
+ * The emulator's keep-orders, plus 'permutation': one arbitrary total order over the catalog, drawn
+ * once per gateway from its seed; a truncated answer keeps the matched events that come first in
+ * it. Unlike time, magnitude, depth or id, nothing the client sees tells it that order, yet it is
+ * consistent under restriction, as a database's index order would be.
+ */
+export type Mode = KeepOrder | 'permutation';
 
 export interface Adversary {
   /** The keep-order of each call; `mixed` draws it per call. */
@@ -49,9 +59,41 @@ function haversineKm(a: { latitude: number; longitude: number }, b: { latitude: 
   return 2 * 6371.0088 * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
+const CATALOG_ACCESSORS: SelectionAccessors<CatalogEvent> = {
+  idOf: (e) => e.id,
+  magnitudeOf: (e) => e.magnitude,
+  depthOf: (e) => e.depthKm ?? 0,
+};
+
+/** Each catalog event's place in a uniformly random order of the whole catalog. */
+function randomRanks(catalog: readonly CatalogEvent[], rng: Rng): Map<CatalogEvent, number> {
+  const order = [...catalog];
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(rng() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  return new Map(order.map((e, rank) => [e, rank]));
+}
+
+/** The `max` items that come first in the fixed order `rankOf`, in that order. */
+export function keepFirstByRank<T>(matched: readonly T[], max: number, rankOf: (item: T) => number): T[] {
+  return matched
+    .map((item) => ({ item, rank: rankOf(item) }))
+    .sort((x, y) => x.rank - y.rank)
+    .slice(0, max)
+    .map((r) => r.item);
+}
+
 export function simulatedGateway(catalog: readonly CatalogEvent[], a: Adversary, seed: number) {
   const rng = createRng(seed);
   const sorted = [...catalog].sort((x, y) => x.timeMs - y.timeMs);
+  // Drawn on first use from a stream of its own, so gateways that never use it draw exactly as before.
+  // Ranked by the event object rather than its id, so a catalog repeating an id still has a total order.
+  let ranks: Map<CatalogEvent, number> | null = null;
+  const rankOf = (e: CatalogEvent): number => {
+    ranks ??= randomRanks(catalog, deriveRng(seed, 'permutation'));
+    return ranks.get(e)!;
+  };
   const pick = (): Mode => {
     if (typeof a.mode === 'string') return a.mode;
     let r = rng();
@@ -60,6 +102,14 @@ export function simulatedGateway(catalog: readonly CatalogEvent[], a: Adversary,
       r -= p;
     }
     return a.mode.mixed.at(-1)![0];
+  };
+  const keep = (matched: CatalogEvent[], cap: number): CatalogEvent[] => {
+    // An answer holding every match needs no keep-order (and draws none): it comes oldest first,
+    // one of the orders the spec allows.
+    if (matched.length <= cap) return matched;
+    const mode = pick();
+    if (mode === 'permutation') return keepFirstByRank(matched, cap, rankOf);
+    return selectByOrder(matched, cap, mode, rng, CATALOG_ACCESSORS).items;
   };
   const flag = (v: boolean | 'sometimes' | undefined) => (v === 'sometimes' ? rng() < 0.5 : Boolean(v));
   let calls = 0;
@@ -79,22 +129,7 @@ export function simulatedGateway(catalog: readonly CatalogEvent[], a: Adversary,
           (endEx ? e.timeMs < hi : e.timeMs <= hi) &&
           (circle === null || haversineKm(circle, e) <= circle.radiusKm),
       );
-      const cap = Math.min(maxResults, a.cap ?? maxResults);
-      let kept = matched;
-      if (matched.length > cap) {
-        const mode = pick();
-        if (mode === 'newest') kept = matched.slice(-cap);
-        else if (mode === 'oldest') kept = matched.slice(0, cap);
-        else if (mode === 'magnitude') kept = [...matched].sort((x, y) => y.magnitude - x.magnitude).slice(0, cap);
-        else {
-          const copy = [...matched];
-          for (let i = copy.length - 1; i > 0; i--) {
-            const j = Math.floor(rng() * (i + 1));
-            [copy[i], copy[j]] = [copy[j]!, copy[i]!];
-          }
-          kept = copy.slice(0, cap);
-        }
-      }
+      const kept = keep(matched, Math.min(maxResults, a.cap ?? maxResults));
       return kept.map((e) => ({ id: e.id, timeMs: a.wholeSecondTimes ? Math.floor(e.timeMs / 1000) * 1000 : e.timeMs }));
     },
   };

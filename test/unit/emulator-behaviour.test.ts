@@ -63,6 +63,47 @@ describe("order 'magnitude'", () => {
   });
 });
 
+describe("orders 'depth', 'id', 'id-desc' and 'newest-swap'", () => {
+  // Time order a..f; ids not in time order; depths not in either.
+  const spec: Array<[string, number | null]> = [
+    ['us3', 10],
+    ['ak7', null],
+    ['Z9', 600],
+    ['nc1', 10],
+    ['ak10', 33],
+    ['hv2', 0],
+  ];
+  const events = spec.map(([id, depth], i) => ({ ...wireEvent(id, T0 + i), depth_km: depth }));
+
+  it('reads depth_km and the reported id from each event', async () => {
+    const emu = await start(events, { order: 'depth' });
+    expect(ids(await query(emu, { max_results: 3 }))).toEqual(['Z9', 'ak10', 'nc1']);
+    expect(ids(await query(emu, { max_results: 6 }))).toEqual(['Z9', 'ak10', 'nc1', 'us3', 'hv2', 'ak7']);
+    emu.setOrder('id');
+    expect(ids(await query(emu, { max_results: 3 }))).toEqual(['Z9', 'ak10', 'ak7']);
+    emu.setOrder('id-desc');
+    expect(ids(await query(emu, { max_results: 3 }))).toEqual(['us3', 'nc1', 'hv2']);
+    emu.setOrder('newest-swap');
+    expect(ids(await query(emu, { max_results: 4 }))).toEqual(['hv2', 'ak10', 'Z9', 'ak7']);
+    expect(ids(await query(emu, { max_results: 6 }))).toEqual(['hv2', 'ak10', 'nc1', 'Z9', 'ak7', 'us3']);
+    expect(emu.calls.map((c) => [c.order, c.truncated])).toEqual([
+      ['depth', true],
+      ['depth', false],
+      ['id', true],
+      ['id-desc', true],
+      ['newest-swap', true],
+      ['newest-swap', false],
+    ]);
+  });
+
+  it('ranks tiled copies by the id the answer reports', async () => {
+    const base = [wireEvent('b', T0), wireEvent('a', T0 + 1)];
+    // Tiles are 2 s apart: three copies of each event from T0 to T0 + 6 s.
+    const emu = await start(base, { order: 'id', tile: { from: new Date(T0), to: new Date(T0 + 5_999) } });
+    expect(ids(await query(emu, { max_results: 4 }))).toEqual(['a', 'a~t1', 'a~t2', 'b']);
+  });
+});
+
 describe("order 'mixed'", () => {
   it('behaves as newest with ratio 0 and as random with ratio 1', async () => {
     const emu = await start(minutes, { order: 'mixed', mixedRandomRatio: 0 });

@@ -102,6 +102,7 @@ describe('emulator command flags', () => {
   it('parses the new orders and leaves the answer knobs unset by default', () => {
     expect(parse({ key: 'k', order: 'magnitude' }).order).toBe('magnitude');
     expect(parse({ key: 'k', order: 'mixed' }).order).toBe('mixed');
+    for (const order of ['id', 'id-desc', 'newest-swap', 'depth']) expect(parse({ key: 'k', order }).order).toBe(order);
     expect(parse({ key: 'k' })).toEqual({ key: 'k' });
     expect(parse({ key: 'k', timePrecision: 'ms', exclusiveStart: false }).timePrecision).toBe('ms');
   });
@@ -183,5 +184,6 @@ describe('emulator command flags', () => {
     expect(cmd.options.find((o) => o.long === '--fault')?.variadic).toBe(true);
     const help = cmd.helpInformation();
     for (const word of ['magnitude', 'mixed', '--swarm', '--silent-cap', '--live', 'revise=', 'null']) expect(help).toContain(word);
+    for (const order of ['id-desc', 'newest-swap', 'depth']) expect(help).toContain(order);
   });
 });

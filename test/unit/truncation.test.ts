@@ -3,8 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { haversineKm } from '../../src/domain/geo.js';
 import { createRng } from '../../src/emulator/rng.js';
 import { circleCuts, sphereCover } from '../../src/planning/truncation/circles.js';
-import { falseClaimBound, neededChecks } from '../../src/planning/truncation/evidence.js';
-import { WRONG_COMPLETION_BUDGET, advance, frontierSchema, initialFrontier, nextQuery, windowRegion } from '../../src/planning/truncation/index.js';
+import { readFileSync } from 'node:fs';
+import { loadUsgsCsv } from '../../src/emulator/usgs-catalog.js';
+import { advance, frontierSchema, initialFrontier, nextQuery, windowRegion } from '../../src/planning/truncation/index.js';
+import { dataFolder } from '../../src/paths.js';
 import {
   freshKnowledge,
   lostIn,
@@ -56,7 +58,7 @@ function backfill(catalog: CatalogEvent[], windows: Array<{ startMs: number; end
 const months = (count: number) =>
   Array.from({ length: count }, (_, i) => ({ startMs: START + i * (31 * DAY - 2000), endMs: START + (i + 1) * (31 * DAY - 2000) }));
 
-describe('reproduced losses (issue 8) do not happen', () => {
+describe('losses seen against earlier planners do not happen', () => {
   it('case 1: a random 200 of 201 events is not taken for newest-first', () => {
     for (let seed = 1; seed <= 40; seed++) {
       const w = months(1)[0]!;
@@ -93,7 +95,7 @@ describe('reproduced losses (issue 8) do not happen', () => {
     for (const capKnown of [true, false]) {
       const r = backfill(catalog, windows, { mode: 'newest', cap: 100 }, 1, capKnown);
       expect(r.lost).toEqual([]);
-      expect(r.calls).toBeLessThanOrEqual(1.2 * Math.ceil(catalog.length / 100) + 3);
+      expect(r.calls).toBeLessThanOrEqual(1.35 * Math.ceil(catalog.length / 100) + 3);
     }
   });
 
@@ -141,7 +143,8 @@ describe('an answer repeating an event', () => {
     const step = advance(f, { events: rows });
     expect(step.saturated).toBe(true);
     expect(step.finished).toBe(false);
-    expect(step.frontier.eventsSeen).toBe(199);
+    // A full answer proves nothing: none of its events count as proven.
+    expect(step.frontier.eventsSeen).toBe(0);
   });
 });
 
@@ -153,33 +156,88 @@ describe('a cap nothing has measured', () => {
     expect(r.unresolved).toEqual([1]);
   });
 
-  it('learns it from the answers: two events, cap unknown, three calls', () => {
+  it('learns it from the answers: two events, cap unknown, six calls at most', () => {
     const w = { startMs: START, endMs: START + DAY };
     const r = backfill(uniform(2, w.startMs, w.endMs, 3), [w], { mode: 'newest' }, 1, false);
     expect(r.unresolved).toEqual([0]);
     expect(r.lost).toEqual([]);
-    expect(r.calls).toBeLessThanOrEqual(5);
+    expect(r.calls).toBeLessThanOrEqual(6);
   });
 });
 
-describe('cost against each gateway of the adversary model (billed calls / sum of max(1, ceil(n/200)) per window)', () => {
-  const windows = months(3);
-  const catalog = windows.flatMap((w, i) => uniform([9400, 10_000, 4100][i]!, w.startMs, w.endMs, 40 + i));
-  it.each([
-    ['newest', 1.15],
-    ['oldest', 1.25],
-    ['random', 2.5],
-    ['magnitude', 2.5],
-  ] as const)('%s-first stays within %s x', (mode, bound) => {
-    const r = backfill(catalog, windows, { mode }, 11);
-    expect(r.lost).toEqual([]);
-    expect(r.calls / r.ideal).toBeLessThanOrEqual(bound);
+/** The real months of data/usgs as the simulated gateway's catalog, in the 31-day windows a backfill plans. */
+const REAL_MONTHS = [
+  ['all_month_2025-05-06_2025-06-05.csv', '2025-05-01T00:00:00Z', '2025-06-10T00:00:00Z'],
+  ['all_month_2025-08-19_2025-09-18.csv', '2025-08-19T12:00:00Z', '2025-09-18T13:00:00Z'],
+] as const;
+const realMonths = REAL_MONTHS.map(([file, from, to]) => {
+  const catalog: CatalogEvent[] = loadUsgsCsv(readFileSync(`${dataFolder}usgs/${file}`, 'utf8')).map((e) => ({
+    id: e.id,
+    timeMs: Date.parse(e.time),
+    magnitude: e.magnitude ?? -2,
+    depthKm: e.depth_km ?? 0,
+    latitude: e.latitude,
+    longitude: e.longitude,
+  }));
+  const windows: Array<{ startMs: number; endMs: number }> = [];
+  for (let s = Date.parse(from); s < Date.parse(to); s += 31 * DAY - 2000) windows.push({ startMs: s, endMs: Math.min(s + 31 * DAY - 2000, Date.parse(to)) });
+  return { catalog, windows };
+});
+
+describe('gateways whose order is consistent under restriction (a fixed order is not newest-first)', () => {
+  // Sorted by id (ORDER BY id LIMIT 200 in the gateway's database), sorted by id descending, and
+  // newest-first except one event of a truncated answer's middle swapped for the next older one:
+  // each once completed windows while thousands of events were missing.
+  it.each(['id', 'id-desc', 'newest-swap', 'depth', 'permutation'] as const)('%s: nothing lost on the real months, within 2 x ideal', (mode) => {
+    let calls = 0;
+    let ideal = 0;
+    for (const { catalog, windows } of realMonths) {
+      const r = backfill(catalog, windows, { mode }, 3, false);
+      expect(r.lost).toEqual([]);
+      expect(r.unresolved.every((n) => n === 0)).toBe(true);
+      calls += r.calls;
+      ideal += r.ideal;
+    }
+    expect(calls / ideal).toBeLessThanOrEqual(2);
   });
-  it('a gateway mixing every order per call stays within 2.5 x', () => {
-    const mixed: Array<[Mode, number]> = [['newest', 0.4], ['oldest', 0.2], ['magnitude', 0.2], ['random', 0.2]];
-    const r = backfill(catalog, windows, { mode: { mixed } }, 12);
+});
+
+/**
+ * What a first read costs on the real months (billed calls / sum over windows of max(1, ceil(n/cap))),
+ * the cap learned from the first answer. The bounds are those of docs "Nothing lost"; the figures
+ * come from `npx tsx test/bench/truncation-cost.ts`.
+ */
+describe('cost of a first read on the real months, against each gateway', () => {
+  it.each([
+    ['newest', 1.45],
+    ['oldest', 1.6],
+    ['random', 1.65],
+    ['magnitude', 1.8],
+  ] as const)('%s-first stays within %s x', (mode, bound) => {
+    let calls = 0;
+    let ideal = 0;
+    for (const { catalog, windows } of realMonths) {
+      const r = backfill(catalog, windows, { mode }, 11, false);
+      expect(r.lost).toEqual([]);
+      calls += r.calls;
+      ideal += r.ideal;
+    }
+    expect(calls / ideal).toBeLessThanOrEqual(bound);
+  });
+
+  it('a gateway mixing every order per call stays within 2 x', () => {
+    const mixed: Array<[Mode, number]> = [['newest', 0.25], ['oldest', 0.25], ['magnitude', 0.25], ['random', 0.25]];
+    const { catalog, windows } = realMonths[1]!;
+    const r = backfill(catalog, windows, { mode: { mixed } }, 12, false);
     expect(r.lost).toEqual([]);
-    expect(r.calls / r.ideal).toBeLessThanOrEqual(2.5);
+    expect(r.calls / r.ideal).toBeLessThanOrEqual(2);
+  });
+
+  it('a silent cap of 100 stays within 1.5 x ceil(n/100) + 3 per window', () => {
+    const { catalog, windows } = realMonths[1]!;
+    const r = backfill(catalog, windows, { mode: 'newest', cap: 100 }, 13, false);
+    expect(r.lost).toEqual([]);
+    expect(r.calls).toBeLessThanOrEqual(1.5 * r.ideal + 3 * windows.length);
   });
 });
 
@@ -202,15 +260,16 @@ const catalogs = fc
       const c = clusters[Math.floor(rng() * clusters.length)]!;
       let t = r < 0.45 ? ws + rng() * lengthMs : r < 0.85 ? c.at + (rng() - 0.5) * c.width : ends[Math.floor(rng() * ends.length)]!;
       if (rng() < 0.3) t = Math.floor(t / 1000) * 1000;
-      return { id: `g${seed}-${i}`, timeMs: Math.round(t), magnitude: Math.round(rng() * 70 - 10) / 10, latitude: Math.asin(2 * rng() - 1) * (180 / Math.PI), longitude: rng() * 360 - 180 };
+      return { id: `g${seed}-${i}`, timeMs: Math.round(t), magnitude: Math.round(rng() * 70 - 10) / 10, depthKm: rng() * 700, latitude: Math.asin(2 * rng() - 1) * (180 / Math.PI), longitude: rng() * 360 - 180 };
     });
     return { window: { startMs: ws, endMs: we }, events };
   });
 
 const adversaries = fc.record({
   mode: fc.oneof(
-    fc.constantFrom<Mode>('newest', 'oldest', 'magnitude', 'random'),
+    fc.constantFrom<Mode>('newest', 'oldest', 'magnitude', 'random', 'id', 'id-desc', 'newest-swap', 'depth', 'permutation'),
     fc.constant({ mixed: [['newest', 0.25], ['oldest', 0.25], ['magnitude', 0.25], ['random', 0.25]] as Array<[Mode, number]> }),
+    fc.constant({ mixed: [['newest-swap', 0.4], ['id', 0.3], ['permutation', 0.3]] as Array<[Mode, number]> }),
   ),
   startExclusive: fc.constantFrom<boolean | 'sometimes'>(false, true, 'sometimes'),
   endExclusive: fc.constantFrom<boolean | 'sometimes'>(false, true, 'sometimes'),
@@ -223,9 +282,9 @@ describe('lanes: a window asked in parallel parts', () => {
   const windows = months(2);
   const catalog = windows.flatMap((w, i) => uniform([9400, 6000][i]!, w.startMs, w.endMs, 70 + i));
   it.each([
-    ['newest', 1.3, 0.35],
-    ['oldest', 1.4, 0.35],
-    ['random', 2.7, 1],
+    ['newest', 1.4, 0.35],
+    ['oldest', 1.5, 0.35],
+    ['random', 2, 1],
   ] as const)('%s-first with 8 lanes: nothing lost, calls <= %s x ideal, the slowest window <= %s of its calls in sequence', (mode, bound, share) => {
     const one = backfill(catalog, windows, { mode }, 21);
     const r = backfill(catalog, windows, { mode }, 21, true, 8);
@@ -263,40 +322,6 @@ describe('property: whatever the gateway does within the spec, nothing is lost',
       }),
       { numRuns: Number(process.env.TRUNCATION_RUNS ?? 3000) },
     );
-  });
-});
-
-describe('the evidence a chain claim needs', () => {
-  it('the bound falls as more overlapping events are confirmed and as more events are found past the claim', () => {
-    expect(falseClaimBound(10, 200, 2000, 1800)).toBeLessThan(falseClaimBound(5, 200, 2000, 1800));
-    expect(falseClaimBound(10, 200, 2000, 1800)).toBeLessThan(falseClaimBound(10, 200, 400, 200));
-    expect(falseClaimBound(0, 200, 10_000, 9_800)).toBe(1);
-    // A random 200 of 201: confirming even 150 of them says little.
-    expect(falseClaimBound(150, 200, 201, 1)).toBeGreaterThan(1e-3);
-  });
-
-  it('matches simulation: a random answer survives the check about as often as the bound allows, or less', () => {
-    const rng = createRng(5);
-    const size = 20;
-    const total = 60;
-    const checked = 4;
-    let survived = 0;
-    const trials = 20_000;
-    for (let t = 0; t < trials; t++) {
-      const picked = new Set<number>();
-      while (picked.size < size) picked.add(Math.floor(rng() * total));
-      const sorted = [...picked].sort((a, b) => a - b);
-      // The claim's oldest kept events, checked: consecutive in the catalog (no event left out between).
-      if (sorted[checked - 1]! - sorted[0]! === checked - 1) survived++;
-    }
-    expect(survived / trials).toBeLessThanOrEqual(falseClaimBound(checked, size, total));
-  });
-
-  it('asks for a handful of overlapping events deep in a dense window, many more near its end', () => {
-    const deep = neededChecks(200, 8000, WRONG_COMPLETION_BUDGET / 60)!;
-    const late = neededChecks(200, 300, WRONG_COMPLETION_BUDGET / 60)!;
-    expect(deep).toBeLessThanOrEqual(10);
-    expect(late).toBeGreaterThan(deep);
   });
 });
 

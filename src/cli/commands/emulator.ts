@@ -238,6 +238,11 @@ Faults only hit requests that are authorized and valid, i.e. would otherwise suc
 
 Answer shapes the spec allows (earthquake query):
   --order magnitude   a truncated answer keeps the largest magnitudes (null smallest), largest first
+  --order depth       a truncated answer keeps the deepest events (null shallowest), deepest first
+  --order id          a truncated answer keeps the smallest ids (plain string order), smallest first,
+                      like ORDER BY id LIMIT n; --order id-desc the largest ids, largest first
+  --order newest-swap the newest, except that a truncated answer leaves out the one at index
+                      floor(max/2) of the newest-first list and holds the next older one instead
   --order mixed       per call 'random' with chance --mixed-random-ratio (default 0.2), else 'newest'
   --time-precision second   event times reported truncated to the whole second
   --exclusive-start, --exclusive-end   an event exactly at start_time / end_time does not match

@@ -1,58 +1,45 @@
 /**
- * Truncation follow-up, pure: from one window's answers, the next query, until every instant of
- * the window is covered by an answer that proves it complete or by a chain claim whose evidence
- * keeps the chance of a wrong completion within WRONG_COMPLETION_BUDGET (see README "Nothing lost").
+ * Truncation follow-up, pure: from one window's answers, the next queries, until every instant of
+ * the window is covered by an answer that proves it complete (see docs "Nothing lost").
  *
- * An answer is complete when it holds fewer events than the gateway's cap is known to allow
- * (`capFloor`: the largest answer seen). Otherwise it is saturated, and the window goes on:
- * by chains (newest- or oldest-first, checked at every step), by walks (no hypothesis: chunks
- * small enough to be complete), by circles (a crowded second), or it stays unresolved.
+ * The rule: a part of the window is complete only when an answer whose query covers it holds
+ * fewer events than the gateway's cap (`capFloor`: the largest answer seen). A full answer proves
+ * nothing, whatever order the gateway keeps; its events are stored and size the next query. The
+ * window is covered by walks (chunks sized to come back below the cap), and a stretch too short
+ * to cut by time that still comes back full is cut by place (circles) or left unresolved.
  */
 import type { Circle } from '../../domain/filters.js';
 import type { Interval } from '../../domain/interval.js';
 import { SECOND_MS } from '../../domain/time.js';
-import { checkChainStep, countPast, startChain } from './chain.js';
 import { circleCuts, sphereCover } from './circles.js';
-import { acceptClaims } from './evidence.js';
-import {
-  MAX_REFUTATIONS,
-  canSplit,
-  clampCut,
-  knownIn,
-  mergeEvents,
-  surelyIn,
-  windowRegion,
-  type Answer,
-  type Claim,
-  type Direction,
-  type Frontier,
-  type OrderPreference,
-  type Region,
-  type SeenEvent,
-  type Task,
-  type TaskKind,
-} from './frontier.js';
-import { afterWalk, startWalk, walkQuery } from './walk.js';
+import { mergeEvents, windowRegion, type Direction, type Frontier, type OrderPreference, type Rate, type Region, type Sample, type Task, type TaskKind, type WalkTask } from './frontier.js';
+import { startWalk, stepWalk, walkQuery } from './walk.js';
 
 export * from './frontier.js';
-export { claimBound, falseClaimBound } from './evidence.js';
 export { LANE_MIN_CALLS, expectedEvents, splitForLanes } from './lanes.js';
+export { FILL, STORED_FILL, walkQuery } from './walk.js';
 
 export interface WindowKnowledge {
   /** Largest answer this gateway is known to have returned lately (1 when nothing is known). */
   capFloor: number;
-  /** A hint from other windows: which hypothesis to try first. Never evidence. */
+  /** A hint from other windows: which order to guess first. Never evidence. */
   prefer: OrderPreference;
   circleCuts: boolean;
+  /** Events per ms near the window (stored neighbours), so the first query need not ask it whole. */
+  rate?: Rate | null;
+  /** Times of events stored by an earlier read of this window, each standing for `perPoint` events. */
+  stored?: { points: number[]; perPoint: number } | null;
 }
 
 type Tally = { confirmed: number; refuted: number };
 
+/** A gateway that refuted a guess this often in a window is read without it there. */
+export const MAX_REFUTATIONS = 2;
 const MIN_CAP_FOR_CIRCLES = 10;
 
 /**
- * The hint from earlier windows: a direction is tried first while it held at least as often as it
- * failed; a gateway that kept neither order is walked.
+ * The hint from earlier windows: an order is guessed first while it held at least as often as it
+ * failed; a gateway that kept neither is read without a guess.
  */
 export function preferOf(stats: { newest: Tally; oldest: Tally }): OrderPreference {
   const score = (t: Tally) => (t.confirmed + 1) / (t.confirmed + t.refuted + 2);
@@ -65,24 +52,29 @@ export function preferOf(stats: { newest: Tally; oldest: Tally }): OrderPreferen
 
 /** `regions`: a re-run of a partial window asks only what was left unresolved. */
 export function initialFrontier(window: Interval, k: WindowKnowledge, regions: Region[] = [windowRegion(window)], startedAtMs = 0): Frontier {
+  const capFloor = Math.max(1, k.capFloor);
+  const dir = k.prefer === 'oldest' ? 'up' : 'down';
+  const stored = (r: Region): Sample | null => {
+    const points = (k.stored?.points ?? []).filter((t) => t > r.lo && t < r.hi);
+    return points.length > 0 ? { trust: 'stored', points, ids: [], perPoint: k.stored!.perPoint } : null;
+  };
   return {
+    version: 2,
     startedAtMs,
     scope: regions,
     window,
-    capFloor: Math.max(1, k.capFloor),
+    capFloor,
     prefer: k.prefer,
     circleCuts: k.circleCuts,
     refuted: { newest: 0, oldest: 0 },
     confirmed: { newest: 0, oldest: 0 },
-    nextClaim: 1,
-    claims: [],
-    tasks: regions.map((region) => ({ kind: 'scan', region, known: [], circle: null })),
+    tasks: regions.map((region) => startWalk(region, dir, capFloor, k.rate ?? null, stored(region))),
     unresolved: [],
     placed: [],
-    riskSpent: 0,
     calls: 0,
     circleCalls: 0,
     eventsSeen: 0,
+    provenMs: 0,
   };
 }
 
@@ -95,20 +87,18 @@ export interface Query {
 
 /**
  * A task's identity while its query is in flight: the answer is applied to the task with this key,
- * whatever was applied meanwhile. A task changed meanwhile (trimmed off a crowded region) has a
- * new key, and an answer to the old one only adds its events.
+ * whatever was applied meanwhile. A task changed meanwhile has a new key, and an answer to the old
+ * one only counts as a call (its events are stored all the same).
  */
 export function taskKey(t: Task): string {
-  if (t.kind === 'scan') return `scan:${t.region.lo}:${t.region.hi}:${t.circle ? `${t.circle.latitude},${t.circle.longitude},${t.circle.radiusKm}` : ''}`;
-  if (t.kind === 'walk') return `walk:${t.region.lo}:${t.region.hi}:${t.cut ?? ''}`;
-  if (t.kind === 'chain') return `chain:${t.claim}:${t.region.lo}:${t.region.hi}`;
-  return `verify:${t.claim}:${t.region.lo}:${t.region.hi}`;
+  if (t.kind === 'scan') return `scan:${t.region.lo}:${t.region.hi}:${t.circle.latitude},${t.circle.longitude},${t.circle.radiusKm}`;
+  return `walk:${t.dir}:${t.region.lo}:${t.region.hi}:${t.reach ?? ''}`;
 }
 
 function queryOf(task: Task): Query {
   if (task.kind === 'walk') return { region: walkQuery(task), circle: null, purpose: 'walk' };
-  const circle = task.kind === 'scan' && task.circle ? { latitude: task.circle.latitude, longitude: task.circle.longitude, radiusKm: task.circle.radiusKm } : null;
-  return { region: task.region, circle, purpose: task.kind };
+  const { latitude, longitude, radiusKm } = task.circle;
+  return { region: task.region, circle: { latitude, longitude, radiusKm }, purpose: 'scan' };
 }
 
 export function nextQuery(f: Frontier): Query | null {
@@ -155,7 +145,7 @@ export interface Step {
   /** The answer may be truncated (it is as large as the largest answer known). */
   saturated: boolean;
   learned: { answerSize: number; confirmed: Direction[]; refuted: Direction[] };
-  /** Contradictions between answers, for the log. */
+  /** What the answer changed in the plan, for the log. */
   notes: string[];
   /** No task is left: the window is done, or partial when `unresolved` is not empty. */
   finished: boolean;
@@ -170,69 +160,22 @@ export function callCeiling(eventsSeen: number, capFloor: number, window: Interv
   return 6 * Math.ceil(eventsSeen / capFloor) + 3 * search + 20;
 }
 
+/**
+ * The orders still worth guessing in this window, likeliest first: the hint first, the other too
+ * (an answer can show it), each until this window refuted it more often than it held.
+ */
+export function guessesOf(f: Frontier): Direction[] {
+  const order: Direction[] = f.prefer === 'oldest' ? ['oldest', 'newest'] : ['newest', 'oldest'];
+  const open = order.filter((d) => f.refuted[d] < MAX_REFUTATIONS || f.confirmed[d] >= f.refuted[d]);
+  // A hint of no order: guesses start only from what this window's own answers confirm.
+  return f.prefer === 'walk' ? open.filter((d) => f.confirmed[d] > f.refuted[d]) : open;
+}
+
 interface Work {
   f: Frontier;
   tasks: Task[];
   learned: Step['learned'];
   notes: string[];
-}
-
-function pickDirection(f: Frontier): Direction | null {
-  const order: Direction[] = f.prefer === 'oldest' ? ['oldest', 'newest'] : f.prefer === 'newest' ? ['newest', 'oldest'] : [];
-  // Within the window, a direction refuted less often goes first; the hint only breaks ties.
-  const open = order.filter((d) => f.refuted[d] < MAX_REFUTATIONS).sort((a, b) => f.refuted[a] - f.refuted[b]);
-  return open[0] ?? null;
-}
-
-/** A saturated answer to `region`: try a chain, else walk; a region too short to split is cut by circles. */
-/**
- * More than a cap of events in a region too short to split by time: cut it by place, or give it
- * up. It takes the seconds either side with it, and other tasks are trimmed off it (see `trimPlaced`): with
- * whole-second ends the next region would overlap it by a second, and the crowded second would be
- * cut by circles twice.
- */
-function crowded(w: Work, region: Region, known: readonly SeenEvent[]): void {
-  if (w.f.placed.some((p) => p.lo <= region.lo && region.hi <= p.hi)) return;
-  // A second either side: a neighbouring chunk asked at the same time (lanes) falls inside it and is not cut again.
-  const wider = { lo: region.lo - SECOND_MS, hi: Math.min(region.hi + SECOND_MS, w.f.tasks.length === 0 ? region.hi : region.hi + SECOND_MS) };
-  w.f = { ...w.f, placed: [...w.f.placed, wider] };
-  // Cutting by place pays only against a cap worth the name; below it the region stays unresolved.
-  if (w.f.circleCuts && w.f.capFloor >= MIN_CAP_FOR_CIRCLES) w.tasks.push(...sphereCover().map((circle) => ({ kind: 'scan' as const, region: wider, known: knownIn(known, wider), circle })));
-  else unresolved(w, wider);
-}
-
-/** Tasks starting inside a crowded region already handed to circles start past it (a second of overlap kept). */
-function trimPlaced(tasks: Task[], placed: readonly Region[]): Task[] {
-  return tasks.flatMap((t): Task[] => {
-    if ((t.kind !== 'walk' && t.kind !== 'scan') || (t.kind === 'scan' && t.circle)) return [t];
-    const p = placed.find((r) => t.region.lo >= r.lo && t.region.lo < r.hi - SECOND_MS);
-    if (!p) return [t];
-    if (t.region.hi <= p.hi) return [];
-    const region = { lo: p.hi - SECOND_MS, hi: t.region.hi };
-    return [t.kind === 'walk' ? { ...t, region, cut: t.cut !== null && t.cut > region.lo + SECOND_MS ? t.cut : null } : { ...t, region }];
-  });
-}
-
-function afterSaturated(w: Work, region: Region, events: readonly SeenEvent[], known: readonly SeenEvent[], go: { dir: Direction; chain: number } | null = null): void {
-  const all = mergeEvents(events, known);
-  if (!canSplit(region)) return crowded(w, region, all);
-  const dir = go?.dir ?? pickDirection(w.f);
-  const start = dir ? startChain(dir, events, region, known, { eventsSeen: w.f.eventsSeen, nextClaim: w.f.nextClaim, chain: go?.chain ?? null }) : null;
-  if (start === 'inconsistent') {
-    w.learned.refuted.push(dir!);
-    w.notes.push(`${dir}-first refuted in ${regionText(region)}: the answer lacks events seen before`);
-    w.f = { ...w.f, refuted: { ...w.f.refuted, [dir!]: w.f.refuted[dir!] + 1 } };
-    afterSaturated(w, region, events, known);
-    return;
-  }
-  if (start) {
-    w.f = { ...w.f, nextClaim: w.f.nextClaim + 1, claims: [...w.f.claims, start.claim] };
-    w.tasks.push(start.next);
-    return;
-  }
-  const walk = startWalk(region, all, 2 * events.length, w.f.capFloor);
-  // A saturated region is never asked whole again: without a better cut, halve it.
-  w.tasks.push(walk.cut === null ? { ...walk, cut: clampCut(region, (region.lo + region.hi) / 2) } : walk);
 }
 
 /** Kept merged: overlapping crowded regions (split points overlap by a second) are one interval. */
@@ -242,104 +185,73 @@ function unresolved(w: Work, region: Region): void {
   w.f = { ...w.f, unresolved: [...w.f.unresolved.filter((r) => !touching.includes(r)), merged] };
 }
 
-function refute(w: Work, dir: Direction, claim: Claim, why: string): void {
-  w.learned.refuted.push(dir);
-  w.notes.push(`${dir}-first refuted in ${regionText(claim.query)}: the answer ${why}`);
-  w.f = { ...w.f, refuted: { ...w.f.refuted, [dir]: w.f.refuted[dir] + 1 }, claims: w.f.claims.filter((c) => c.id !== claim.id) };
+/**
+ * More than a cap of events in a stretch too short to cut by time: cut it by place, or give it up.
+ * It takes a second either side with it, so that a neighbouring lane's chunk ending inside it is
+ * not cut again; walks are trimmed off it (`trimPlaced`).
+ */
+function crowded(w: Work, region: Region): void {
+  if (w.f.placed.some((p) => p.lo <= region.lo && region.hi <= p.hi)) return;
+  const wider = { lo: region.lo - SECOND_MS, hi: region.hi + SECOND_MS };
+  w.f = { ...w.f, placed: [...w.f.placed, wider] };
+  w.notes.push(`more than ${w.f.capFloor} events in ${regionText(region)}: cut by place`);
+  // Cutting by place pays only against a cap worth the name; below it the region stays unresolved.
+  if (w.f.circleCuts && w.f.capFloor >= MIN_CAP_FOR_CIRCLES) w.tasks.push(...sphereCover().map((circle) => ({ kind: 'scan' as const, region: wider, circle })));
+  else unresolved(w, wider);
+}
+
+/** A walk whose end lies inside a crowded region already cut by place starts past it (a second of overlap kept). */
+function trimPlaced(tasks: Task[], placed: readonly Region[], cap: number): Task[] {
+  return tasks.flatMap((t): Task[] => {
+    if (t.kind !== 'walk') return [t];
+    let r = t.region;
+    for (const p of placed) {
+      if (r.hi > p.lo + SECOND_MS && r.hi <= p.hi) r = { lo: r.lo, hi: p.lo + SECOND_MS };
+      if (r.lo >= p.lo && r.lo < p.hi - SECOND_MS) r = { lo: p.hi - SECOND_MS, hi: r.hi };
+    }
+    if (r.lo === t.region.lo && r.hi === t.region.hi) return [t];
+    return r.hi - r.lo >= 2 * SECOND_MS ? [startWalk(r, t.dir, cap, t.rate, null)] : [];
+  });
+}
+
+/** A task that would ask a malformed region is a bug here: fail loudly rather than prove an empty answer. */
+function checkTask(t: Task): void {
+  const q = t.kind === 'walk' ? walkQuery(t) : t.region;
+  const ok = Number.isSafeInteger(q.lo) && Number.isSafeInteger(q.hi) && q.lo < q.hi && q.lo >= t.region.lo && q.hi <= t.region.hi;
+  if (!ok) throw new Error(`truncation planner: malformed ${t.kind} query ${q.lo}..${q.hi} in ${t.region.lo}..${t.region.hi}`);
 }
 
 function regionText(r: Region): string {
   return `${new Date(r.lo).toISOString()}..${new Date(r.hi).toISOString()}`;
 }
 
-function onScan(w: Work, task: Extract<Task, { kind: 'scan' }>, events: SeenEvent[], saturated: boolean): void {
-  if (!saturated) return;
-  if (task.circle) {
-    const cuts = circleCuts(task.circle);
-    if (cuts.length === 0) unresolved(w, task.region);
-    else w.tasks.push(...cuts.map((circle) => ({ kind: 'scan' as const, region: task.region, known: task.known, circle })));
+function onScan(w: Work, task: Extract<Task, { kind: 'scan' }>, size: number, saturated: boolean): void {
+  if (!saturated) {
+    w.f = { ...w.f, eventsSeen: w.f.eventsSeen + size };
     return;
   }
-  afterSaturated(w, task.region, events, task.known);
+  const cuts = circleCuts(task.circle);
+  if (cuts.length === 0) unresolved(w, task.region);
+  else w.tasks.push(...cuts.map((circle) => ({ kind: 'scan' as const, region: task.region, circle })));
 }
 
-function onChain(w: Work, task: Extract<Task, { kind: 'chain' }>, events: SeenEvent[], fresh: SeenEvent[], saturated: boolean): void {
-  const claim = w.f.claims.find((c) => c.id === task.claim)!;
-  const check = checkChainStep(task, claim, events, saturated);
-  if (!check.consistent) {
-    refute(w, task.dir, claim, check.reason);
-    if (saturated) afterSaturated(w, task.region, events, task.known);
-    // The claim vouches for nothing now: the rest of its query is read anew (as a claim to verify
-    // when only this answer broke the hypothesis, so that a second contradiction counts too).
-    const rest = beyond(claim.query, task.region, task.dir);
-    if (check.failed === 'lacking') {
-      w.f = { ...w.f, claims: [...w.f.claims, { ...claim, region: rest, status: 'verifying' }] };
-      w.tasks.push({ kind: 'verify', claim: claim.id, region: rest, known: knownIn(mergeEvents(task.known, events), rest) });
-      return;
-    }
-    w.tasks.push({ kind: 'scan', region: rest, known: knownIn(mergeEvents(task.known, events), rest), circle: null });
-    return;
+function onWalk(w: Work, task: WalkTask, events: Answer['events'], saturated: boolean): void {
+  const step = stepWalk(task, events, saturated, w.f.capFloor, guessesOf(w.f));
+  const chunk = walkQuery(task);
+  w.f = { ...w.f, eventsSeen: w.f.eventsSeen + step.proven, provenMs: w.f.provenMs + (saturated ? 0 : chunk.hi - chunk.lo) };
+  if (step.guess) {
+    const { dir, held } = step.guess;
+    if (held) w.learned.confirmed.push(dir);
+    else w.learned.refuted.push(dir);
+    const tally = held ? 'confirmed' : 'refuted';
+    w.f = { ...w.f, [tally]: { ...w.f[tally], [dir]: w.f[tally][dir] + 1 } };
+    if (!held) w.notes.push(`${dir}-first guess failed in ${regionText(walkQuery(task))}: the chunk is asked again smaller`);
   }
-  w.learned.confirmed.push(task.dir);
-  w.f = {
-    ...w.f,
-    confirmed: { ...w.f.confirmed, [task.dir]: w.f.confirmed[task.dir] + 1 },
-    claims: w.f.claims.map((c) =>
-      c.id === claim.id
-        ? { ...c, checked: check.checked, status: 'checked' as const, known: c.known + countIn(fresh, c.query), below: c.below + countPast(c, fresh), zone: { ...c.zone, ids: [] } }
-        : c.chain === claim.chain
-          ? { ...c, known: c.known + countIn(fresh, c.query), below: c.below + countPast(c, fresh) }
-          : c,
-    ),
-  };
-  if (saturated) afterSaturated(w, task.region, events, task.known, { dir: task.dir, chain: claim.chain });
-  // A finished chain is judged at once: a claim too weak to accept is re-read now, and a wrong
-  // hypothesis shows before more of the window is spent on it.
-  else settleClaims(w, (c) => c.chain === claim.chain);
+  if (step.next) w.tasks.push(step.next);
+  if (step.crowded) crowded(w, step.crowded);
 }
 
-/** The part of a chain query above (newest) or below (oldest) the next step's region, a second of overlap kept. */
-function beyond(query: Region, step: Region, dir: Direction): Region {
-  return dir === 'newest' ? { lo: step.hi - SECOND_MS, hi: query.hi } : { lo: query.lo, hi: step.lo + SECOND_MS };
-}
-
-const countIn = (events: readonly SeenEvent[], r: Region): number => events.filter((e) => surelyIn(e, r)).length;
-
-function onVerify(w: Work, task: Extract<Task, { kind: 'verify' }>, events: SeenEvent[], saturated: boolean): void {
-  const claim = w.f.claims.find((c) => c.id === task.claim)!;
-  w.f = { ...w.f, claims: w.f.claims.filter((c) => c.id !== claim.id) };
-  if (!saturated) return;
-  refute(w, claim.dir, claim, `re-read holds ${events.length} events where ${claim.size - claim.checked} were claimed`);
-  afterSaturated(w, task.region, events, task.known);
-}
-
-/** A saturated chunk is another chance for a chain, while the gateway keeps one order often enough. */
-function onWalk(w: Work, task: Extract<Task, { kind: 'walk' }>, events: SeenEvent[], saturated: boolean): void {
-  const after = afterWalk(task, events, saturated, w.f.capFloor);
-  if (after.saturated) {
-    const { chunk, again } = after.saturated;
-    if (again === null) crowded(w, chunk, mergeEvents(events, task.known));
-    else if (pickDirection(w.f) === null) w.tasks.push(again);
-    else afterSaturated(w, chunk, events, task.known);
-  }
-  w.tasks.push(...after.rest);
-}
-
-/** Claims are accepted while the window's budget lasts; the rest are re-read. */
-function settleClaims(w: Work, which: (c: Claim) => boolean = () => true): void {
-  const pending = w.f.claims.filter((c) => c.status !== 'verifying' && which(c));
-  if (pending.length === 0) return;
-  const { rejected, riskSpent } = acceptClaims(pending, w.f.riskSpent);
-  const verify = new Set(rejected.map((c) => c.id));
-  w.f = {
-    ...w.f,
-    riskSpent,
-    claims: w.f.claims
-      .filter((c) => c.status === 'verifying' || verify.has(c.id) || !pending.includes(c))
-      .map((c) => (verify.has(c.id) ? { ...c, status: 'verifying' as const } : c)),
-  };
-  w.tasks.unshift(...rejected.map((c) => ({ kind: 'verify' as const, claim: c.id, region: c.region, known: [] })));
-}
+type Answer = import('./frontier.js').Answer;
 
 /**
  * Advances the window with the answer to the task `key` (default: the first, `nextQuery`). An
@@ -350,43 +262,35 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
   const at = key === null ? 0 : frontier.tasks.findIndex((t) => taskKey(t) === key);
   const task = frontier.tasks[at];
   if (!task && key === null) throw new Error('advance() called on a finished frontier');
-  const events = mergeEvents(answer.events);
   // The cap counts the rows the gateway sent: 200 rows holding a duplicate are as full as 200 events.
   const size = answer.events.length;
   const saturated = size > 0 && size >= frontier.capFloor;
-  const learned = { answerSize: size, confirmed: [], refuted: [] };
+  const learned: Step['learned'] = { answerSize: size, confirmed: [], refuted: [] };
   if (!task) {
     const f = { ...frontier, calls: frontier.calls + 1 };
     return { frontier: f, saturated, learned, notes: [], finished: f.tasks.length === 0, failure: null };
   }
-  const rest = frontier.tasks.filter((_, i) => i !== at);
-  const knownIds = new Set(task.known.map((e) => e.id));
-  const fresh = events.filter((e) => !knownIds.has(e.id));
   const w: Work = {
     f: {
       ...frontier,
       capFloor: Math.max(frontier.capFloor, size),
       calls: frontier.calls + 1,
-      circleCalls: frontier.circleCalls + (task.kind === 'scan' && task.circle ? 1 : 0),
-      eventsSeen: frontier.eventsSeen + fresh.length,
+      circleCalls: frontier.circleCalls + (task.kind === 'scan' ? 1 : 0),
     },
     tasks: [],
     learned,
     notes: [],
   };
-  if (task.kind === 'scan') onScan(w, task, events, saturated);
-  else if (task.kind === 'chain') onChain(w, task, events, fresh, saturated);
-  else if (task.kind === 'verify') onVerify(w, task, events, saturated);
+  const events = mergeEvents(answer.events);
+  if (task.kind === 'scan') onScan(w, task, events.length, saturated);
   else onWalk(w, task, events, saturated);
-  // Tasks still to come learn this answer's events, so that their own answers count only new ones.
-  w.tasks.push(...rest.map((t) => ({ ...t, known: mergeEvents(t.known, knownIn(events, t.region)) })));
-  w.tasks = trimPlaced(w.tasks, w.f.placed);
-  if (w.tasks.length === 0) settleClaims(w);
-  const f = { ...w.f, tasks: w.tasks };
+  const tasks = [...frontier.tasks.slice(0, at), ...w.tasks, ...frontier.tasks.slice(at + 1)];
+  const f = { ...w.f, tasks: trimPlaced(tasks, w.f.placed, w.f.capFloor) };
+  f.tasks.forEach(checkTask);
   const ceiling = callCeiling(f.eventsSeen, f.capFloor, f.window);
   const failure =
     f.calls - f.circleCalls > ceiling && f.tasks.length > 0
-      ? `${f.calls - f.circleCalls} calls for ${f.eventsSeen} events (ceiling ${ceiling}): the gateway's answers keep contradicting each other (${w.notes.join('; ') || 'answers of ' + events.length + ' events'})`
+      ? `${f.calls - f.circleCalls} calls for ${f.eventsSeen} events proven (ceiling ${ceiling}): the gateway's answers keep coming back full (${w.notes.join('; ') || 'answers of ' + size + ' events'})`
       : null;
   return { frontier: f, saturated, learned: w.learned, notes: w.notes, finished: f.tasks.length === 0, failure };
 }
