@@ -1,7 +1,7 @@
 /**
  * What workers learn about a gateway, in PostgreSQL so that every process shares it: the cap
  * (the largest answer seen lately, a proof of a lower bound while it is fresh) and how often
- * each chain hypothesis held (a hint, never evidence). Reads are cheap and once per window.
+ * each order guess held (a hint for placing queries, never evidence). Reads are cheap and once per window.
  */
 import { eq, sql } from 'drizzle-orm';
 import { z } from 'zod';

@@ -184,8 +184,8 @@ export const coverageProofs = pgTable(
 /**
  * What this product has learned about a gateway, shared by every worker process: the largest
  * answer it returned lately (a proof that its cap is at least that large, trusted for
- * GATEWAY_KNOWLEDGE_TTL_MS), when it was last probed for it, and how often each chain
- * hypothesis held (a hint for the next window, never evidence).
+ * GATEWAY_KNOWLEDGE_TTL_MS), when it was last probed for it, and how often each order
+ * guess held (a hint for placing the next window's queries, never evidence).
  */
 export const gatewayKnowledge = pgTable('gateway_knowledge', {
   gatewayKey: text('gateway_key').primaryKey(),

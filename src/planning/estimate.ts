@@ -6,7 +6,7 @@
  * holds at most 200 events, and an empty window still takes one call. A window under the cap costs
  * exactly one call (an answer smaller than the cap proves itself complete); a fuller one costs its
  * ideal times an *order factor*: the follow-ups the gateway's truncation order forces (README
- * "Cost": about 1.05 newest-first, up to 2.5 for orders no chain can follow). The factor is measured
+ * "Nothing lost": about 1.4 newest-first, up to 2 for other orders). The factor is measured
  * on done windows of the same or a wider stream when there are any.
  */
 import { LIMITS, yearSpan } from '../domain/spec.js';
@@ -120,7 +120,7 @@ export interface WallTimeArgs {
 
 /**
  * Wall seconds: the calls spread over `concurrency` workers, but never less than the longest
- * partition, whose calls follow one another (up to `lanes` at once once a chain is known, which a
+ * partition, whose calls follow one another (up to `lanes` at once once a walk's rate is known, which a
  * measured cycle already reflects).
  */
 export function wallSeconds({ callsPerPartition, concurrency, lanes, latencyMs, cycleMs }: WallTimeArgs): number {

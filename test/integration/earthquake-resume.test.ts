@@ -6,7 +6,7 @@ import { startEmulator, type EmulatorOptions, type RunningEmulator } from '../..
 import { UndiciGateway, type Gateway } from '../../src/gateway/client.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
 import { silentLog } from '../../src/log.js';
-import { frontierSchema } from '../../src/planning/truncation/index.js';
+import { frontierSchema, type Frontier } from '../../src/planning/truncation/index.js';
 import type { EarthquakeWindowJob } from '../../src/planning/work.js';
 import { dataFolder } from '../../src/paths.js';
 import { processEarthquakeWindow } from '../../src/worker/earthquake-window.js';
@@ -90,6 +90,13 @@ async function runWhole(options: Partial<EmulatorOptions>): Promise<{ requests: 
   }
 }
 
+/** A persisted task as the cases name it: a walk by the end it is anchored at and whether an order guess placed it. */
+function taskLabel(task: Frontier['tasks'][number] | undefined): string {
+  if (task === undefined) return 'none';
+  if (task.kind === 'scan') return 'scan';
+  return `walk ${task.dir}${task.guessed ? ' guessed' : ''}`;
+}
+
 /** Kills the job after every single call and resumes it with a fresh processor each time. */
 async function runCallByCall(options: Partial<EmulatorOptions>): Promise<{ requests: string[]; events: number; stoppedIn: string[] }> {
   const s = await scenario(options);
@@ -108,7 +115,7 @@ async function runCallByCall(options: Partial<EmulatorOptions>): Promise<{ reque
       const saved = (await loadPartition(s.db.db, s.job))?.frontier ?? null;
       // Before the first answer (after a cap probe) there is no frontier yet.
       const stored = frontierSchema.safeParse(saved);
-      stoppedIn.push(saved === null ? 'none' : stored.success ? (stored.data.tasks[0]?.kind ?? 'none') : 'unparsed');
+      stoppedIn.push(saved === null ? 'none' : stored.success ? taskLabel(stored.data.tasks[0]) : 'unparsed');
     }
     return { requests: requestsOf(s.emulator), events: await storedCount(s.db), stoppedIn };
   } finally {
@@ -120,16 +127,29 @@ async function runCallByCall(options: Partial<EmulatorOptions>): Promise<{ reque
  * The same window run without interruption, and killed after every call and resumed by a fresh
  * processor each time: the killed run bills exactly the calls of the uninterrupted one, so nothing
  * already paid for is asked again, whatever task the persisted frontier held when it stopped.
+ * `kinds`: tasks some stop must have found first in the frontier, so that each state the gateway
+ * leads the read through is resumed at least once: a walk down from the newest events, a walk that
+ * turned up after an oldest-first answer, a chunk placed under an order guess (whose outcome is
+ * tallied when its answer comes), plain chunks sized from rates, and circle cuts of a crowded second.
  */
+const GUESSED_DOWN = ['walk down guessed', 'walk down'];
 const GATEWAYS: Array<{ name: string; options: Partial<EmulatorOptions>; kinds: string[] }> = [
-  { name: 'newest-first', options: { order: 'newest' }, kinds: ['chain'] },
-  { name: 'oldest-first', options: { order: 'oldest' }, kinds: ['chain'] },
-  { name: 'random', options: { order: 'random' }, kinds: ['walk'] },
-  { name: 'largest magnitude first', options: { order: 'magnitude' }, kinds: ['walk'] },
-  { name: 'newest, random on 30% of calls', options: { order: 'mixed', mixedRandomRatio: 0.3 }, kinds: ['chain'] },
-  { name: 'whole seconds, exclusive ends', options: { order: 'newest', timePrecision: 'second', startBoundary: 'exclusive', endBoundary: 'exclusive' }, kinds: ['chain'] },
-  { name: 'a silent cap of 100', options: { order: 'newest', silentCap: 100 }, kinds: ['chain'] },
-  { name: 'a crowded second', options: { order: 'newest', swarms: [{ at: new Date('2025-05-12T06:00:00Z'), count: 250, spread: 'world' }] }, kinds: ['scan'] },
+  { name: 'newest-first', options: { order: 'newest' }, kinds: GUESSED_DOWN },
+  { name: 'oldest-first', options: { order: 'oldest' }, kinds: ['walk up guessed', 'walk up'] },
+  { name: 'random', options: { order: 'random' }, kinds: ['walk down'] },
+  { name: 'largest magnitude first', options: { order: 'magnitude' }, kinds: ['walk down'] },
+  { name: 'newest, random on 30% of calls', options: { order: 'mixed', mixedRandomRatio: 0.3 }, kinds: GUESSED_DOWN },
+  {
+    name: 'whole seconds, exclusive ends',
+    options: { order: 'newest', timePrecision: 'second', startBoundary: 'exclusive', endBoundary: 'exclusive' },
+    kinds: GUESSED_DOWN,
+  },
+  { name: 'a silent cap of 100', options: { order: 'newest', silentCap: 100 }, kinds: GUESSED_DOWN },
+  {
+    name: 'a crowded second',
+    options: { order: 'newest', swarms: [{ at: new Date('2025-05-12T06:00:00Z'), count: 250, spread: 'world' }] },
+    kinds: ['walk down', 'scan'],
+  },
 ];
 
 describe.each(GATEWAYS)('a window killed after any call resumes without paying twice ($name)', ({ options, kinds }) => {

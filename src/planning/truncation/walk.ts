@@ -96,7 +96,8 @@ function place(r: Region, cap: number, rate: number | null, sample: Sample | nul
   if (x === null || (floor === null && (x <= r.lo || wholeFits(r, cap, rate, sample)))) return { reach: null, guessed };
   const reach = Math.max(ceilSecond(Math.max(x, shrunk)), r.lo + SECOND_MS);
   if (!Number.isSafeInteger(reach)) throw new Error(`walk placement produced ${reach} in ${r.lo}..${r.hi}`);
-  if (reach > r.hi - 2 * SECOND_MS) return floor === null && canSplit(r) ? { reach: r.hi - 2 * SECOND_MS, guessed } : 'crowded';
+  // Even two seconds at the anchor are expected to be too many: ask just those, while they are a smaller chunk.
+  if (reach > r.hi - 2 * SECOND_MS) return r.hi - 2 * SECOND_MS >= Math.max(r.lo + SECOND_MS, lowest) ? { reach: r.hi - 2 * SECOND_MS, guessed } : 'crowded';
   return { reach, guessed };
 }
 
