@@ -31,7 +31,7 @@ export function cliLog(env: ResolvedEnv): Log {
 }
 
 export async function connectDb(env: ResolvedEnv): Promise<DbHandle> {
-  const handle = openDb(env.databaseUrl);
+  const handle = openDb(env.databaseUrl, { silenceTimeoutMs: env.dbSilenceTimeoutMs });
   try {
     await assertDbReachable(handle, env.databaseUrl);
   } catch (e) {
@@ -43,7 +43,7 @@ export async function connectDb(env: ResolvedEnv): Promise<DbHandle> {
 
 export async function connectRedis(env: ResolvedEnv, role: 'worker' | 'producer'): Promise<Redis> {
   await assertRedisReachable(env.redisUrl);
-  const redis = openRedis(env.redisUrl, role);
+  const redis = openRedis(env.redisUrl, role, env.redisSilenceTimeoutMs);
   redis.on('error', () => undefined); // reconnects on its own; readiness reports the outage
   return redis;
 }

@@ -15,6 +15,7 @@ import { inlineWorkerLogFile, progressReporter } from './progress.js';
 import { cliLog, connectDb, connectRedis, gatewayFromEnv, openQueues } from './runtime.js';
 import { closeQueue } from '../queue/queues.js';
 import type { Redis } from 'ioredis';
+import { settledWithin, withDeadline } from '../deadline.js';
 
 export interface Session {
   env: ResolvedEnv;
@@ -25,6 +26,11 @@ export interface Session {
   gateway: Gateway | null;
   close(): Promise<void>;
 }
+
+/** How long each step of closing a session may take before the next one goes ahead regardless. */
+const CLOSE_STEP_MS = 3_000;
+/** A Redis ping of the waiter that takes longer is reported as Redis not answering. */
+const REDIS_PING_DEADLINE_MS = 3_000;
 
 /** Connects everything a command needs, failing fast (5 s) with how to start what is down. */
 export async function openSession(env: ResolvedEnv, options: { needGateway: boolean }): Promise<Session> {
@@ -46,8 +52,9 @@ export async function openSession(env: ResolvedEnv, options: { needGateway: bool
     queues,
     gateway,
     async close() {
-      await Promise.all(Object.values(queues).map(closeQueue));
-      await gateway?.close();
+      // Each step is bounded: a silent server must not keep the process from ending.
+      await settledWithin(Promise.all(Object.values(queues).map(closeQueue)), CLOSE_STEP_MS);
+      await settledWithin(gateway?.close() ?? Promise.resolve(), CLOSE_STEP_MS);
       redis.disconnect();
       await db.close();
     },
@@ -76,7 +83,8 @@ export function startSessionWorkers(s: Session, observer?: CallObserver): Runnin
   return {
     workers: running.workers,
     async close(deadlineMs) {
-      await reconciler.stop();
+      // A pass stuck on a silent server is abandoned: it only re-queues what lost its job.
+      await settledWithin(reconciler.stop(), CLOSE_STEP_MS);
       return running.close(deadlineMs);
     },
   };
@@ -128,6 +136,18 @@ export async function awaitBackfill(s: Session, refs: PartitionRef[], inline: bo
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   let outage = false;
+  let redisOutage = false;
+  // Workers and queues wait on Redis without a word: the waiter says when it does not answer.
+  const pingRedis = async () => {
+    try {
+      await withDeadline(s.redis.ping(), REDIS_PING_DEADLINE_MS, 'Redis');
+      if (redisOutage) reporter.note('Redis answers again');
+      redisOutage = false;
+    } catch (e) {
+      if (!redisOutage) reporter.note(`Redis does not answer (${(e as Error).message}); still waiting`);
+      redisOutage = true;
+    }
+  };
   try {
     const p = await waitForPartitions(s.db.db, refs, (p) => {
       if (outage) reporter.note('PostgreSQL answers again');
@@ -141,6 +161,7 @@ export async function awaitBackfill(s: Session, refs: PartitionRef[], inline: bo
       },
       halt: backfillId === null ? undefined : () => backfillHalt(s.db.db, s.queues, backfillId, s.env.billedCallsPerDay),
       onTick: async () => {
+        await pingRedis();
         await watchWorkers?.();
         const r = await reconciler?.runOnce();
         if (r && r.requeued.length > reportedRequeue) reporter.note(`${r.requeued.length} partitions had no job that would run them (Redis lost it?): queued again, e.g. ${r.requeued[0]}`);
@@ -157,7 +178,7 @@ export async function awaitBackfill(s: Session, refs: PartitionRef[], inline: bo
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await reconciler?.stop();
+    await settledWithin(reconciler?.stop() ?? Promise.resolve(), CLOSE_STEP_MS);
     await workers?.close(s.env.shutdownDeadlineMs);
     logFile?.close();
   }

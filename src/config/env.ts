@@ -65,6 +65,8 @@ const envSchema = z.object({
   JOB_ATTEMPTS: intFromEnv(1, 100).default(8),
   RETRY_BASE_DELAY_MS: intFromEnv(1, 3_600_000).default(2_000),
   SHUTDOWN_DEADLINE_MS: intFromEnv(0, 3_600_000).default(30_000),
+  DB_SILENCE_TIMEOUT_MS: intFromEnv(1_000, 600_000).default(15_000),
+  REDIS_SILENCE_TIMEOUT_MS: intFromEnv(1_000, 600_000).default(15_000),
   GATEWAY_KNOWLEDGE_TTL_MS: intFromEnv(0, 30 * 86_400_000).default(3_600_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BILLED_CALLS_PER_DAY: intFromEnv(1, 2_147_483_647).optional(),
@@ -93,6 +95,10 @@ export interface ResolvedEnv {
   jobAttempts: number;
   retryBaseDelayMs: number;
   shutdownDeadlineMs: number;
+  /** A PostgreSQL connection that sends no byte this long while a statement waits is destroyed and replaced. */
+  dbSilenceTimeoutMs: number;
+  /** The same for Redis (above BullMQ's longest blocking wait, 10 s). */
+  redisSilenceTimeoutMs: number;
   /** How long what was learned of the gateway's cap is trusted; 0: nothing is carried across windows. */
   gatewayKnowledgeTtlMs: number;
   logLevel: z.infer<typeof envSchema>['LOG_LEVEL'];
@@ -137,6 +143,8 @@ export function parseEnv(env: NodeJS.ProcessEnv): ResolvedEnv {
     jobAttempts: e.JOB_ATTEMPTS,
     retryBaseDelayMs: e.RETRY_BASE_DELAY_MS,
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
+    dbSilenceTimeoutMs: e.DB_SILENCE_TIMEOUT_MS,
+    redisSilenceTimeoutMs: e.REDIS_SILENCE_TIMEOUT_MS,
     gatewayKnowledgeTtlMs: e.GATEWAY_KNOWLEDGE_TTL_MS,
     logLevel: e.LOG_LEVEL,
     billedCallsPerDay: e.BILLED_CALLS_PER_DAY ?? null,

@@ -1,5 +1,7 @@
 import { drizzle, type NodePgDatabase } from 'drizzle-orm/node-postgres';
+import { Socket } from 'node:net';
 import pg from 'pg';
+import { settledWithin } from '../deadline.js';
 import { redactUrl } from '../config/env.js';
 import { schema } from './schema.js';
 import { ServiceUnavailableError } from '../errors.js';
@@ -23,7 +25,51 @@ export function postgresHint(url: string): string {
   );
 }
 
-export function openDb(url: string, options: { max?: number; connectTimeoutMs?: number; statementTimeoutMs?: number } = {}): DbHandle {
+/** A statement's connection that sends no byte this long is taken for silent and destroyed. */
+export const DEFAULT_SILENCE_TIMEOUT_MS = 15_000;
+/** How long close() waits for the pool to end before it destroys the sockets left. */
+export const CLOSE_DEADLINE_MS = 3_000;
+/** TCP keepalive probes on idle connections, so that a NAT or firewall keeps (or visibly drops) them. */
+const KEEPALIVE_DELAY_MS = 5_000;
+
+export interface DbOptions {
+  max?: number;
+  connectTimeoutMs?: number;
+  statementTimeoutMs?: number;
+  silenceTimeoutMs?: number;
+}
+
+/** node-postgres keeps a client's socket and its statement queue private; they are read, never changed. */
+type ClientInternals = { connection?: { stream?: unknown }; activeQuery?: unknown; queryQueue?: unknown[] };
+
+function socketOf(client: pg.PoolClient): Socket | null {
+  const stream = (client as unknown as ClientInternals).connection?.stream;
+  return stream instanceof Socket ? stream : null;
+}
+
+function busy(client: pg.PoolClient): boolean {
+  const c = client as unknown as ClientInternals;
+  return (c.activeQuery !== null && c.activeQuery !== undefined) || (c.queryQueue?.length ?? 0) > 0;
+}
+
+/**
+ * A connection can go silent without closing (a failover, a NAT that dropped its state): its
+ * statement would wait for ever, since Node has no TCP user timeout. The socket's idle timer
+ * destroys it when a statement got no byte for `silenceMs`; the statement then fails as a lost
+ * connection (retried by its caller on a fresh one) and the pool replaces the client.
+ */
+function watchSilence(client: pg.PoolClient, silenceMs: number, sockets: Set<Socket>): void {
+  const socket = socketOf(client);
+  if (socket === null) return;
+  sockets.add(socket);
+  socket.once('close', () => sockets.delete(socket));
+  socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
+  socket.setTimeout(silenceMs, () => {
+    if (busy(client)) socket.destroy(new Error(`PostgreSQL connection silent for ${silenceMs} ms: destroyed`));
+  });
+}
+
+export function openDb(url: string, options: DbOptions = {}): DbHandle {
   const pool = new pg.Pool({
     connectionString: url,
     max: options.max ?? 10,
@@ -32,12 +78,20 @@ export function openDb(url: string, options: { max?: number; connectTimeoutMs?: 
     // Idle sockets die with a Postgres restart; the pool replaces them on next use.
     idleTimeoutMillis: 30_000,
   });
+  const sockets = new Set<Socket>();
   // An idle client losing its server emits here; without a listener that would crash the process.
   pool.on('error', () => undefined);
-  // A checked-out client that loses its server (a restart: 57P01) emits on itself, not on the pool;
-  // unheard, that would end the process. The query in progress fails and is retried by its caller.
-  pool.on('connect', (client) => client.on('error', () => undefined));
-  return { db: drizzle(pool, { schema }), pool, close: () => pool.end() };
+  pool.on('connect', (client) => {
+    // A checked-out client that loses its server (a restart: 57P01) emits on itself, not on the pool;
+    // unheard, that would end the process. The query in progress fails and is retried by its caller.
+    client.on('error', () => undefined);
+    watchSilence(client, options.silenceTimeoutMs ?? DEFAULT_SILENCE_TIMEOUT_MS, sockets);
+  });
+  const close = async () => {
+    // Ending a pool waits for each client to say goodbye, which a silent one never does.
+    if (!(await settledWithin(pool.end(), CLOSE_DEADLINE_MS))) for (const s of sockets) s.destroy();
+  };
+  return { db: drizzle(pool, { schema }), pool, close };
 }
 
 /** Fails within CONNECT_TIMEOUT_MS, naming the URL and how to start the server. */

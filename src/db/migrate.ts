@@ -6,6 +6,8 @@ import { ServiceUnavailableError } from '../errors.js';
 
 /** Serialises concurrent `migrate` runs (replicas starting together). */
 const MIGRATION_LOCK_ID = 7_204_118_001;
+/** A migration's DDL may run minutes on a large table without a byte: silence means much longer here. */
+const MIGRATION_SILENCE_MS = 10 * 60_000;
 
 function databaseName(url: string): string {
   const name = decodeURIComponent(new URL(url).pathname.replace(/^\//, ''));
@@ -55,7 +57,7 @@ export async function dropDatabase(url: string): Promise<void> {
 /** Idempotent: creates the database when missing and applies the committed migrations. */
 export async function runMigrations(url: string): Promise<{ created: boolean }> {
   const created = await createDatabaseIfMissing(url);
-  const handle = openDb(url, { max: 2 });
+  const handle = openDb(url, { max: 2, silenceTimeoutMs: MIGRATION_SILENCE_MS });
   try {
     const client = await handle.pool.connect();
     try {

@@ -1,6 +1,7 @@
 import type { Db } from '../db/connection.js';
 import { countFinished, type FinishedCount, type PartitionProgress } from '../db/partitions.js';
 import type { Halt } from '../domain/backfill.js';
+import { DeadlineError, settledWithin, withDeadline } from '../deadline.js';
 import { isConnectionError } from '../worker/durable.js';
 
 export type WaitProgress = PartitionProgress;
@@ -27,6 +28,16 @@ export interface WaitOptions {
   halt?: () => Promise<Halt | null>;
 }
 
+/** A poll PostgreSQL has not answered within this is reported as an outage (the wait goes on). */
+export const POLL_DEADLINE_MS = 3_000;
+
+/** Reconciliation and worker checks between polls: bounded, so a silent Redis cannot stall the wait. */
+const TICK_DEADLINE_MS = 10_000;
+
+function haltWithin(options: WaitOptions): Promise<Halt | null> {
+  return options.halt ? withDeadline(options.halt(), POLL_DEADLINE_MS, 'PostgreSQL or Redis') : Promise.resolve(null);
+}
+
 export function isFinishedCount(p: FinishedCount): boolean {
   return p.done + p.partial + p.failed >= p.total;
 }
@@ -40,26 +51,27 @@ export async function waitForPartitions(db: Db, refs: PartitionRef[], onProgress
   let last: WaitProgress = { total: refs.reduce((n, r) => n + r.partitionKeys.length, 0), done: 0, partial: 0, failed: 0, rowsWritten: 0, billedCalls: 0 };
   for (;;) {
     try {
-      last = await countFinished(db, refs);
+      last = await withDeadline(countFinished(db, refs), POLL_DEADLINE_MS, 'PostgreSQL');
       onProgress(last);
       if (isFinishedCount(last)) {
         // Partitions a cancel gave up on are finished as failed: say it was the cancel.
-        const halt = last.done + last.partial < last.total ? ((await options.halt?.()) ?? null) : null;
+        const halt = last.done + last.partial < last.total ? await haltWithin(options) : null;
         return halt?.kind === 'cancelled' ? { ...finishedOf(last), halt } : finishedOf(last);
       }
-      const halt = (await options.halt?.()) ?? null;
+      const halt = await haltWithin(options);
       if (halt) {
         // A job may have finished the last partition between the two reads: counted again, that wins.
-        last = await countFinished(db, refs);
+        last = await withDeadline(countFinished(db, refs), POLL_DEADLINE_MS, 'PostgreSQL');
         onProgress(last);
         return isFinishedCount(last) ? finishedOf(last) : { ...finishedOf(last), halt };
       }
     } catch (e) {
-      if (!isConnectionError(e)) throw e;
+      // A silent connection is an outage like a refused one: the pool replaces it, the wait goes on.
+      if (!isConnectionError(e) && !(e instanceof DeadlineError)) throw e;
       options.onOutage?.(e as Error);
     }
     if (options.signal?.aborted) return finishedOf(last);
-    await options.onTick?.().catch(() => undefined);
+    await settledWithin(options.onTick?.() ?? Promise.resolve(), TICK_DEADLINE_MS);
     await new Promise((r) => setTimeout(r, options.pollMs ?? 500));
   }
 }

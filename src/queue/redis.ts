@@ -3,6 +3,14 @@ import { redactUrl } from '../config/env.js';
 import { ServiceUnavailableError } from '../errors.js';
 
 export const REDIS_CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * A connection waiting for a reply that sends no byte this long is destroyed and replaced
+ * (ioredis `socketTimeout`): above BullMQ's longest blocking wait (10 s), so a worker's idle
+ * BZPOPMIN is never taken for silence.
+ */
+export const DEFAULT_REDIS_SILENCE_MS = 15_000;
+/** TCP keepalive on idle connections. */
+const KEEPALIVE_DELAY_MS = 5_000;
 
 export function redisHint(url: string): string {
   return (
@@ -15,11 +23,13 @@ export function redisHint(url: string): string {
  * Connections for BullMQ. Workers need `maxRetriesPerRequest: null` so that a Redis restart pauses
  * them instead of failing jobs; the retry strategy keeps reconnecting with a capped delay.
  */
-export function openRedis(url: string, role: 'worker' | 'producer'): Redis {
+export function openRedis(url: string, role: 'worker' | 'producer', silenceMs = DEFAULT_REDIS_SILENCE_MS): Redis {
   return new Redis(url, {
     maxRetriesPerRequest: role === 'worker' ? null : 3,
     enableReadyCheck: true,
     connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
+    socketTimeout: silenceMs,
+    keepAlive: KEEPALIVE_DELAY_MS,
     retryStrategy: (times) => Math.min(times * 200, 5_000),
   });
 }

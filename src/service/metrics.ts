@@ -4,6 +4,7 @@
  * the default process metrics starts with `gateway_ingest_`.
  */
 import type { Job, Queue, Worker } from 'bullmq';
+import { withDeadline } from '../deadline.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Db } from '../db/connection.js';
 import { streamFreshness, type StreamFreshness } from '../db/queries/freshness.js';
@@ -31,13 +32,6 @@ export interface ServiceMetrics {
   watchWorkers(workers: readonly Worker[]): void;
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
 
 /** Up to GATEWAY_TIMEOUT_MS (30 s by default) and a little beyond. */
 function callLatency(registry: Registry): Histogram<'operation' | 'error_kind'> {
@@ -82,7 +76,7 @@ function queueDepth(registry: Registry, queues: readonly Queue[]): void {
       this.reset();
       await Promise.all(
         queues.map(async (q) => {
-          const counts = await withTimeout(q.getJobCounts(...JOB_STATES), SCRAPE_QUERY_TIMEOUT_MS).catch(() => null);
+          const counts = await withDeadline(q.getJobCounts(...JOB_STATES), SCRAPE_QUERY_TIMEOUT_MS, 'metrics scrape').catch(() => null);
           for (const state of JOB_STATES) if (counts) this.set({ queue: q.name, state }, counts[state] ?? 0);
         }),
       );
@@ -124,7 +118,7 @@ function freshnessGauge(registry: Registry, db: Db): void {
     registers: [registry],
     async collect() {
       this.reset();
-      const streams = await withTimeout(streamFreshness(db), SCRAPE_QUERY_TIMEOUT_MS).catch(() => null);
+      const streams = await withDeadline(streamFreshness(db), SCRAPE_QUERY_TIMEOUT_MS, 'metrics scrape').catch(() => null);
       const now = Date.now();
       for (const [stream, f] of streams ?? []) {
         const newest = newestDataMs(f);
@@ -143,7 +137,7 @@ function budgetGauge(registry: Registry, db: Db, cap: number): void {
     registers: [registry],
     async collect() {
       this.reset();
-      const used = await withTimeout(dayBudgetUsed(db, utcDay(Date.now())), SCRAPE_QUERY_TIMEOUT_MS).catch(() => null);
+      const used = await withDeadline(dayBudgetUsed(db, utcDay(Date.now())), SCRAPE_QUERY_TIMEOUT_MS, 'metrics scrape').catch(() => null);
       if (used !== null) this.set({ scope: 'day' }, cap - used);
     },
   });

@@ -6,6 +6,7 @@
  * window: they back off until the services are back. A job is put back, not failed, at shutdown.
  */
 import { Backoffs, DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { settledWithin } from '../deadline.js';
 import type { z } from 'zod';
 import { markCancelled, markFailed } from '../db/partitions.js';
 import { budgetRecheckDelayMs } from '../domain/budget.js';
@@ -248,7 +249,8 @@ export function startWorkers(settings: WorkerSettings, deps: ProcessorDeps): Run
         for (const c of s.inFlight) c.abort(new Error('shutdown deadline reached'));
         // Aborted calls end at once and their jobs are put back through BullMQ; force only what still hangs.
         const settled = await Promise.race([graceful, new Promise<boolean>((resolve) => setTimeout(() => resolve(true), ABORT_GRACE_MS).unref())]);
-        if (settled) await Promise.all(workers.map((w) => w.close(true)));
+        // Forcing closes the workers' Redis connections, which a silent server may never confirm.
+        if (settled) await settledWithin(Promise.all(workers.map((w) => w.close(true))), ABORT_GRACE_MS);
       }
       return { cutOff };
     },

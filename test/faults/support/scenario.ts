@@ -72,6 +72,8 @@ export interface Partition {
 export interface Scenario {
   name: string;
   services: Services;
+  /** The scenario's database, as its CLI processes reach it unless told otherwise. */
+  dbUrl: string;
   /** The test's own connection to the scenario's database. */
   db: DbHandle;
   emulator: RunningEmulator;
@@ -228,6 +230,7 @@ export async function openScenario(o: ScenarioOptions): Promise<Scenario> {
   return {
     name: o.name,
     services: o.services,
+    dbUrl,
     db,
     emulator,
     proxy,
