@@ -356,3 +356,16 @@ describe('geometry', () => {
     expect(f.tasks).toEqual([]);
   });
 });
+
+describe('a window queued by a version that planned whole 31 days', () => {
+  it('is read in pieces the gateway accepts, losing nothing', () => {
+    const w = { startMs: Date.UTC(2025, 6, 1), endMs: Date.UTC(2025, 7, 1) };
+    const catalog = uniform(3000, w.startMs, w.endMs, 77);
+    const run = runWindow(simulatedGateway(catalog, { mode: 'newest' }, 77), w, { ...freshKnowledge(), capFloor: 200 });
+    expect(run.failure).toBeNull();
+    expect(lostIn(catalog, w, run)).toEqual([]);
+    const f = initialFrontier(w, { capFloor: 200, prefer: 'newest', circleCuts: true });
+    expect(f.tasks.length).toBe(2);
+    for (const t of f.tasks) expect(t.region.hi - t.region.lo).toBeLessThanOrEqual(31 * DAY);
+  });
+});

@@ -12,7 +12,8 @@
 import { z } from 'zod';
 import { circleSchema } from '../../domain/filters.js';
 import type { Interval } from '../../domain/interval.js';
-import { SECOND_MS, secondAfter, secondBefore } from '../../domain/time.js';
+import { LIMITS } from '../../domain/spec.js';
+import { DAY_MS, SECOND_MS, secondAfter, secondBefore } from '../../domain/time.js';
 
 export const PRECISION_MS = SECOND_MS;
 
@@ -116,6 +117,25 @@ export interface Answer {
 /** The window's region: every instant of [startMs, endMs], boundaries widened to whole seconds. */
 export function windowRegion(window: Interval): Region {
   return { lo: secondBefore(window.startMs), hi: secondAfter(window.endMs) };
+}
+
+/** The longest query the gateway accepts. */
+export const MAX_QUERY_MS = LIMITS.maxWindowDays * DAY_MS;
+
+/**
+ * The window's region in pieces the gateway accepts: one for a window planned by the current rules
+ * (31 days less 2 s), more for a longer one (a job queued by a version that planned whole 31 days,
+ * whose widened ends would exceed the limit), neighbours overlapping by a second.
+ */
+export function queryableRegions(window: Interval): Region[] {
+  const out: Region[] = [];
+  let rest = windowRegion(window);
+  while (rest.hi - rest.lo > MAX_QUERY_MS) {
+    const [head, tail] = splitAt(rest, rest.lo + MAX_QUERY_MS);
+    out.push(head);
+    rest = tail;
+  }
+  return [...out, rest];
 }
 
 export function regionInterval(r: Region): Interval {

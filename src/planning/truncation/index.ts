@@ -12,7 +12,7 @@ import type { Circle } from '../../domain/filters.js';
 import type { Interval } from '../../domain/interval.js';
 import { SECOND_MS } from '../../domain/time.js';
 import { circleCuts, sphereCover } from './circles.js';
-import { mergeEvents, windowRegion, type Direction, type Frontier, type OrderPreference, type Rate, type Region, type Sample, type Task, type TaskKind, type WalkTask } from './frontier.js';
+import { mergeEvents, queryableRegions, type Direction, type Frontier, type OrderPreference, type Rate, type Region, type Sample, type Task, type TaskKind, type WalkTask } from './frontier.js';
 import { startWalk, stepWalk, walkQuery } from './walk.js';
 
 export * from './frontier.js';
@@ -51,7 +51,7 @@ export function preferOf(stats: { newest: Tally; oldest: Tally }): OrderPreferen
 }
 
 /** `regions`: a re-run of a partial window asks only what was left unresolved. */
-export function initialFrontier(window: Interval, k: WindowKnowledge, regions: Region[] = [windowRegion(window)], startedAtMs = 0): Frontier {
+export function initialFrontier(window: Interval, k: WindowKnowledge, regions: Region[] = queryableRegions(window), startedAtMs = 0): Frontier {
   const capFloor = Math.max(1, k.capFloor);
   const dir = k.prefer === 'oldest' ? 'up' : 'down';
   const stored = (r: Region): Sample | null => {
