@@ -6,8 +6,6 @@
  */
 import type { CallContext } from '../db/audit.js';
 import { commitAnswer } from '../db/answers.js';
-import { streamProofs } from '../db/coverage.js';
-import { storedEventTimes } from '../db/earthquake-events.js';
 import { readGatewayFacts, recordAnswerSize, recordOrderEvidence, recordProbe, type OrderStats } from '../db/gateway-knowledge.js';
 import { LIMITS } from '../domain/spec.js';
 import { DAY_MS, SECOND_MS, secondAfter, toRfc3339 } from '../domain/time.js';
@@ -17,6 +15,7 @@ import type { EarthquakeWindowJob } from '../planning/work.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
 import { failedAttempt, makeCall } from './call.js';
 import { durable } from './durable.js';
+import { windowPriors } from './window-priors.js';
 
 export const MAX_RESULTS = LIMITS.maxResultsCeiling;
 /** A window this long without filters proves the cap on its own first answer; shorter ones, or filtered ones, probe. */
@@ -59,27 +58,8 @@ export async function windowKnowledge(deps: ProcessorDeps, job: EarthquakeWindow
   let capFloor = facts.capFloor;
   if (capFloor < MAX_RESULTS && !facts.probedRecently && (filtered || short)) capFloor = Math.max(capFloor, await probeCap(deps, job, ctx, backfillId));
   const hinted = preferOf(facts.orderStats);
-  const stored = await storedSample(deps, job);
-  return { capFloor, prefer: hinted === 'walk' && Math.random() < EXPLORE ? 'newest' : hinted, circleCuts: job.filters.circle === null, stored };
-}
-
-/** Points a refresh sizes its chunks from: at most this many, each standing for the events between. */
-const MAX_STORED_POINTS = 2000;
-
-/**
- * The stream's stored events of a window read completely before (a refresh): they size its chunks
- * much better than any rate. Only where the stream's coverage proofs span the whole window, so
- * that a stretch with no stored events is a quiet one, not one never read.
- */
-async function storedSample(deps: ProcessorDeps, job: EarthquakeWindowJob): Promise<{ points: number[]; perPoint: number } | null> {
-  const proofs = await streamProofs(deps.db, job.streamKey);
-  let reached = job.windowStartMs;
-  for (const p of proofs) if (p.lo <= reached + SECOND_MS && p.hi > reached) reached = p.hi;
-  if (reached < job.windowEndMs - SECOND_MS) return null;
-  const times = await storedEventTimes(deps.db, job.filters, job.windowStartMs - SECOND_MS, job.windowEndMs + SECOND_MS);
-  if (times.length === 0) return null;
-  const perPoint = Math.ceil(times.length / MAX_STORED_POINTS);
-  return { points: times.filter((_, i) => i % perPoint === perPoint - 1 || perPoint === 1), perPoint };
+  const prefer = hinted === 'walk' && Math.random() < EXPLORE ? 'newest' : hinted;
+  return { capFloor, prefer, circleCuts: job.filters.circle === null, ...(await windowPriors(deps.db, job)) };
 }
 
 /** After an answer: a floor raised or confirmed is shared. True when it was written. */

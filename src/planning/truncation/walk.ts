@@ -60,6 +60,7 @@ function wholeFits(r: Region, cap: number, rate: number | null, sample: Sample |
   if (sample?.trust === 'exact') return false;
   const byRate = rate === null ? 0 : rate * (r.hi - r.lo);
   const byPoints = sample ? sample.points.filter((t) => t > r.lo).length * sample.perPoint : 0;
+  if (sample?.trust === 'stored') return byPoints <= STORED_FILL * cap;
   return (rate !== null || sample !== null) && Math.max(byRate, byPoints) <= WHOLE_FILL * cap;
 }
 
@@ -88,7 +89,9 @@ function place(r: Region, cap: number, rate: number | null, sample: Sample | nul
     const take = sample ? Math.floor(target / sample.perPoint) : Infinity;
     // Past the `take` points nearest the anchor, halfway to the next; with none to take, at the nearest.
     const byPoints = take >= points.length ? null : take === 0 ? points[0]! : (points[take - 1]! + points[take]!) / 2;
-    const candidates = [byRate, byPoints].filter((v): v is number => v !== null);
+    // Stored events are the best measure there is; any other sample is only trusted as far as the rate agrees.
+    const trustPoints = sample?.trust === 'stored' && byPoints !== null;
+    const candidates = (trustPoints ? [byPoints] : [byRate, byPoints]).filter((v): v is number => v !== null);
     x = candidates.length > 0 ? Math.max(...candidates) : null;
   }
   const lowest = floor === null ? r.lo : floor + SECOND_MS;

@@ -1,0 +1,55 @@
+/**
+ * What is already stored says where a window's events are before its first answer: its own events
+ * on a re-read, or the event rate just outside it when a neighbouring stretch was proven complete.
+ * Either lets the first query be sized instead of asking the whole window.
+ */
+import { streamProofs } from '../db/coverage.js';
+import type { Db } from '../db/connection.js';
+import { storedEventTimes } from '../db/earthquake-events.js';
+import type { Proof } from '../domain/proofs.js';
+import { DAY_MS, SECOND_MS } from '../domain/time.js';
+import type { Rate, WindowKnowledge } from '../planning/truncation/index.js';
+import type { EarthquakeWindowJob } from '../planning/work.js';
+
+/** Points a refresh sizes its chunks from: at most this many, each standing for the events between. */
+const MAX_STORED_POINTS = 2000;
+/** How far outside the window a proven stretch is counted for its rate. */
+const NEIGHBOUR_MS = 2 * DAY_MS;
+/** A neighbour's rate is used only when it rests on this many events (fewer say little). */
+const MIN_NEIGHBOUR_EVENTS = 50;
+
+/** Pure: the proofs (sorted by lo) cover [lo, hi] without a gap of more than a second. */
+export function covered(proofs: readonly Proof[], lo: number, hi: number): boolean {
+  let reached = lo;
+  for (const p of proofs) if (p.lo <= reached + SECOND_MS && p.hi > reached) reached = p.hi;
+  return reached >= hi - SECOND_MS;
+}
+
+type Priors = Pick<WindowKnowledge, 'stored' | 'rate'>;
+
+export async function windowPriors(db: Db, job: EarthquakeWindowJob): Promise<Priors> {
+  const proofs = await streamProofs(db, job.streamKey);
+  const { windowStartMs: start, windowEndMs: end } = job;
+  if (covered(proofs, start, end)) {
+    // Only a window proven whole: a stretch with no stored events is then a quiet one, not one never read.
+    const times = await storedEventTimes(db, job.filters, start - SECOND_MS, end + SECOND_MS);
+    if (times.length === 0) return {};
+    const perPoint = Math.ceil(times.length / MAX_STORED_POINTS);
+    return { stored: { points: times.filter((_, i) => i % perPoint === perPoint - 1 || perPoint === 1), perPoint } };
+  }
+  for (const [lo, hi] of [
+    [end, end + NEIGHBOUR_MS],
+    [start - NEIGHBOUR_MS, start],
+  ] as const) {
+    if (!covered(proofs, lo, hi)) continue;
+    const count = (await storedEventTimes(db, job.filters, lo, hi)).length;
+    if (count >= MIN_NEIGHBOUR_EVENTS) return { rate: neighbourRate(count, hi - lo) };
+  }
+  return {};
+}
+
+/** A neighbour's count, weighed as half a chunk's: the window's own first count soon outweighs it. */
+function neighbourRate(events: number, ms: number): Rate {
+  const scale = Math.min(1, 100 / events);
+  return { events: events * scale, ms: ms * scale };
+}
