@@ -5,4 +5,4 @@ import { main } from '../dist/cli/main.js';
 process.exitCode = await main(process.argv);
 // Every connection was closed (each close bounded) and every record written by now: a socket a
 // silent server still holds open must not keep the process alive.
-setTimeout(() => process.exit(), 5_000).unref();
+setTimeout(() => process.exit(), 2_000).unref();

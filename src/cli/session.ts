@@ -11,6 +11,7 @@ import { operationOfStreamKey } from '../domain/streams.js';
 import type { CallObserver } from '../worker/deps.js';
 import { startWorkers, type RunningWorkers } from '../worker/run-workers.js';
 import { EXIT } from './exit.js';
+import { armShutdownDeadline } from './shutdown.js';
 import { inlineWorkerLogFile, progressReporter } from './progress.js';
 import { cliLog, connectDb, connectRedis, gatewayFromEnv, openQueues } from './runtime.js';
 import { closeQueue } from '../queue/queues.js';
@@ -76,6 +77,7 @@ export function startSessionWorkers(s: Session, observer?: CallObserver): Runnin
       windowLanes: s.env.windowLanes,
       failuresAllowed: s.env.jobAttempts,
       retryBaseDelayMs: s.env.retryBaseDelayMs,
+      interruptDb: () => s.db.interrupt(),
     },
     { gateway: s.gateway!, db: s.db.db, log: s.log, knowledgeTtlMs: s.env.gatewayKnowledgeTtlMs, observer, budget: { billedCallsPerDay: s.env.billedCallsPerDay } },
   );
@@ -83,9 +85,9 @@ export function startSessionWorkers(s: Session, observer?: CallObserver): Runnin
   return {
     workers: running.workers,
     async close(deadlineMs) {
-      // A pass stuck on a silent server is abandoned: it only re-queues what lost its job.
-      await settledWithin(reconciler.stop(), CLOSE_STEP_MS);
-      return running.close(deadlineMs);
+      // A pass stuck on a silent server is abandoned (it only re-queues what lost its job), while the workers close.
+      const [closed] = await Promise.all([running.close(deadlineMs), settledWithin(reconciler.stop(), CLOSE_STEP_MS)]);
+      return closed;
     },
   };
 }
@@ -132,7 +134,11 @@ export async function awaitBackfill(s: Session, refs: PartitionRef[], inline: bo
   const watchWorkers = inline ? null : workerWatch(s, refs, (l) => reporter.note(l));
   let reportedRequeue = 0;
   const stop = new AbortController();
-  const onSignal = () => stop.abort();
+  const onSignal = () => {
+    // Stopped before every partition finished: the wait's own answer would be 1 too.
+    armShutdownDeadline(s.env.shutdownDeadlineMs, EXIT.failed);
+    stop.abort();
+  };
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   let outage = false;
@@ -178,8 +184,7 @@ export async function awaitBackfill(s: Session, refs: PartitionRef[], inline: bo
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await settledWithin(reconciler?.stop() ?? Promise.resolve(), CLOSE_STEP_MS);
-    await workers?.close(s.env.shutdownDeadlineMs);
+    await Promise.all([settledWithin(reconciler?.stop() ?? Promise.resolve(), CLOSE_STEP_MS), workers?.close(s.env.shutdownDeadlineMs)]);
     logFile?.close();
   }
 }

@@ -14,6 +14,8 @@ export interface DbHandle {
   db: Db;
   pool: pg.Pool;
   close(): Promise<void>;
+  /** Cuts off the statements running now (a shutdown past its deadline). */
+  interrupt(): void;
 }
 
 export const CONNECT_TIMEOUT_MS = 5_000;
@@ -28,7 +30,9 @@ export function postgresHint(url: string): string {
 /** A statement's connection that sends no byte this long is taken for silent and destroyed. */
 export const DEFAULT_SILENCE_TIMEOUT_MS = 15_000;
 /** How long close() waits for the pool to end before it destroys the sockets left. */
-export const CLOSE_DEADLINE_MS = 3_000;
+export const CLOSE_DEADLINE_MS = 1_000;
+/** The server ends a session left idle inside a transaction this long (its client went silent). */
+const IDLE_IN_TRANSACTION_MS = 60_000;
 /** TCP keepalive probes on idle connections, so that a NAT or firewall keeps (or visibly drops) them. */
 const KEEPALIVE_DELAY_MS = 5_000;
 
@@ -39,33 +43,33 @@ export interface DbOptions {
   silenceTimeoutMs?: number;
 }
 
-/** node-postgres keeps a client's socket and its statement queue private; they are read, never changed. */
-type ClientInternals = { connection?: { stream?: unknown }; activeQuery?: unknown; queryQueue?: unknown[] };
+/** node-postgres keeps a client's socket private; it is read, never changed. */
+type ClientInternals = { connection?: { stream?: unknown } };
 
 function socketOf(client: pg.PoolClient): Socket | null {
   const stream = (client as unknown as ClientInternals).connection?.stream;
   return stream instanceof Socket ? stream : null;
 }
 
-function busy(client: pg.PoolClient): boolean {
-  const c = client as unknown as ClientInternals;
-  return (c.activeQuery !== null && c.activeQuery !== undefined) || (c.queryQueue?.length ?? 0) > 0;
+/** Destroyed as a lost connection (ETIMEDOUT), so that every caller retries it as one. */
+function silenceError(message: string): Error {
+  return Object.assign(new Error(message), { code: 'ETIMEDOUT' });
 }
 
 /**
  * A connection can go silent without closing (a failover, a NAT that dropped its state): its
- * statement would wait for ever, since Node has no TCP user timeout. The socket's idle timer
- * destroys it when a statement got no byte for `silenceMs`; the statement then fails as a lost
- * connection (retried by its caller on a fresh one) and the pool replaces the client.
+ * statement would wait for ever, since Node has no TCP user timeout. While a client is checked out
+ * of the pool, the socket's idle timer destroys it when no byte came for `silenceMs`; the statement
+ * then fails as a lost connection (retried by its caller on a fresh one) and the pool drops the client.
  */
-function watchSilence(client: pg.PoolClient, silenceMs: number, sockets: Set<Socket>): void {
+function watchSilence(client: pg.PoolClient, silenceMs: number, sockets: Map<Socket, pg.PoolClient>, checkedOut: Set<pg.PoolClient>): void {
   const socket = socketOf(client);
   if (socket === null) return;
-  sockets.add(socket);
+  sockets.set(socket, client);
   socket.once('close', () => sockets.delete(socket));
   socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
   socket.setTimeout(silenceMs, () => {
-    if (busy(client)) socket.destroy(new Error(`PostgreSQL connection silent for ${silenceMs} ms: destroyed`));
+    if (checkedOut.has(client)) socket.destroy(silenceError(`PostgreSQL connection silent for ${silenceMs} ms: destroyed`));
   });
 }
 
@@ -75,23 +79,35 @@ export function openDb(url: string, options: DbOptions = {}): DbHandle {
     max: options.max ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? CONNECT_TIMEOUT_MS,
     ...(options.statementTimeoutMs === undefined ? {} : { statement_timeout: options.statementTimeoutMs }),
+    // A session whose client went silent mid-transaction would hold its locks on the server for ever.
+    idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS,
     // Idle sockets die with a Postgres restart; the pool replaces them on next use.
     idleTimeoutMillis: 30_000,
   });
-  const sockets = new Set<Socket>();
+  const sockets = new Map<Socket, pg.PoolClient>();
+  const checkedOut = new Set<pg.PoolClient>();
   // An idle client losing its server emits here; without a listener that would crash the process.
   pool.on('error', () => undefined);
+  pool.on('acquire', (client) => checkedOut.add(client));
+  pool.on('release', (_err, client) => checkedOut.delete(client));
+  pool.on('remove', (client) => checkedOut.delete(client));
   pool.on('connect', (client) => {
     // A checked-out client that loses its server (a restart: 57P01) emits on itself, not on the pool;
     // unheard, that would end the process. The query in progress fails and is retried by its caller.
     client.on('error', () => undefined);
-    watchSilence(client, options.silenceTimeoutMs ?? DEFAULT_SILENCE_TIMEOUT_MS, sockets);
+    watchSilence(client, options.silenceTimeoutMs ?? DEFAULT_SILENCE_TIMEOUT_MS, sockets, checkedOut);
   });
-  const close = async () => {
-    // Ending a pool waits for each client to say goodbye, which a silent one never does.
-    if (!(await settledWithin(pool.end(), CLOSE_DEADLINE_MS))) for (const s of sockets) s.destroy();
+  // Statements still running when a shutdown's deadline passed are cut off: their callers see a lost connection.
+  const interrupt = () => {
+    for (const [socket, client] of sockets) if (checkedOut.has(client)) socket.destroy(silenceError('PostgreSQL statement cut off by shutdown'));
   };
-  return { db: drizzle(pool, { schema }), pool, close };
+  const close = async () => {
+    // Whatever is still checked out now is stuck; ending a pool waits for each client to say
+    // goodbye, which a silent one never does.
+    interrupt();
+    if (!(await settledWithin(pool.end(), CLOSE_DEADLINE_MS))) for (const socket of sockets.keys()) socket.destroy();
+  };
+  return { db: drizzle(pool, { schema }), pool, close, interrupt };
 }
 
 /** Fails within CONNECT_TIMEOUT_MS, naming the URL and how to start the server. */

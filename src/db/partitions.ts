@@ -2,7 +2,7 @@
  * The partition table's only writer. Every state change is one of the named transitions of
  * domain/partition.ts, applied in SQL so that concurrent workers never move a partition backwards.
  */
-import { and, eq, inArray, isNull, or, sql, type SQL } from 'drizzle-orm';
+import { and, eq, gte, inArray, isNull, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Interval } from '../domain/interval.js';
 import { BACKFILL_CONTROL } from '../domain/backfill.js';
 import { CANCELLED_ERROR_KIND, PARTITION_STATE, TRANSITIONS, type PartitionState, type PlannedPartition, type StoredPartition, type Transition } from '../domain/partition.js';
@@ -169,6 +169,26 @@ export async function doneCoverage(db: Db, streamKey: string): Promise<{ windows
     windows: rows.flatMap((r) => (r.windowStart && r.windowEnd ? [{ startMs: r.windowStart.getTime(), endMs: r.windowEnd.getTime() }] : [])),
     years: rows.flatMap((r) => (r.startYear !== null && r.endYear !== null ? [{ start: r.startYear, end: r.endYear }] : [])),
   };
+}
+
+/**
+ * Earthquake windows of the stream not done, overlapping [fromMs, toMs]: work already planned (by
+ * this or an older version, whatever its window shape) that a new backfill takes over instead of
+ * planning the same time again.
+ */
+export async function unfinishedWindows(db: Db, streamKey: string, fromMs: number, toMs: number): Promise<Interval[]> {
+  const rows = await db
+    .select({ windowStart: p.windowStart, windowEnd: p.windowEnd })
+    .from(p)
+    .where(
+      and(
+        eq(p.streamKey, streamKey),
+        ne(p.state, PARTITION_STATE.done),
+        lte(p.windowStart, new Date(toMs)),
+        gte(p.windowEnd, new Date(fromMs)),
+      ),
+    );
+  return rows.flatMap((r) => (r.windowStart && r.windowEnd ? [{ startMs: r.windowStart.getTime(), endMs: r.windowEnd.getTime() }] : []));
 }
 
 export interface FinishedCount {

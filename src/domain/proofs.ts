@@ -42,3 +42,10 @@ export function applyProof(existing: readonly Proof[], proof: Proof): Proof[] {
   }
   return merged;
 }
+
+/** Pure: `proofs` (sorted by lo) cover [lo, hi], allowing gaps of at most `slack` between them. */
+export function covers(proofs: readonly Pick<Proof, 'lo' | 'hi'>[], lo: number, hi: number, slack = 1): boolean {
+  let reached = lo;
+  for (const p of proofs) if (p.lo <= reached + slack && p.hi > reached) reached = p.hi;
+  return reached >= hi;
+}

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Db } from '../db/connection.js';
-import { doneCoverage, recordPlanned } from '../db/partitions.js';
+import { doneCoverage, recordPlanned, unfinishedWindows } from '../db/partitions.js';
 import { upsertStream } from '../db/streams.js';
 import type { EarthquakeFilters } from '../domain/filters.js';
 import type { Interval } from '../domain/interval.js';
@@ -47,7 +47,9 @@ export async function enqueueEarthquakeBackfill(db: Db, queue: Queue, b: Earthqu
   const stream = earthquakeStream(b.filters);
   await upsertStream(db, stream, b.streamName ?? null);
   const covered = b.refresh ? [] : (await doneCoverage(db, stream.streamKey)).windows;
-  const windows = b.windows ?? planWindows({ fromMs: b.fromMs, toMs: b.toMs, coveredMs: covered });
+  // Unfinished windows of the stream (an older version's shape included) are taken over, not read twice.
+  const adopted = b.refresh || b.windows ? [] : await unfinishedWindows(db, stream.streamKey, b.fromMs, b.toMs);
+  const windows = b.windows ?? [...adopted, ...planWindows({ fromMs: b.fromMs, toMs: b.toMs, coveredMs: [...covered, ...adopted] })];
   return enqueueWork(db, queue, stream.streamKey, earthquakeWork(stream, b.filters, windows), b.refresh || b.windows !== undefined, b.backfillId ?? null);
 }
 

@@ -6,6 +6,7 @@
  * every worker and every `--wait` to do this at once.
  */
 import type { Queue } from 'bullmq';
+import { proveDoneWithoutProof } from '../db/coverage.js';
 import type { Db } from '../db/connection.js';
 import { stillUnfinished, unfinishedPartitions } from '../db/partitions.js';
 import type { Operation } from '../domain/spec.js';
@@ -83,7 +84,9 @@ export function startReconciler(db: Db, queues: Record<Operation, Queue>, log: L
   const pass = (): Promise<ReconcileResult | null> => {
     if (running) return running;
     running = reconcileQueues(db, queues)
-      .then((r) => {
+      .then(async (r) => {
+        const proven = await proveDoneWithoutProof(db);
+        if (proven > 0) log.info({ proven }, 'windows finished without a proof (by an older version) proven as of when they finished');
         if (r.requeued.length > 0) log.warn({ requeued: r.requeued.length, first: r.requeued.slice(0, 5) }, 'partitions had no job that would run them: queued again');
         if (r.unbuildable.length > 0) log.error({ partitions: r.unbuildable.slice(0, 5) }, 'partitions whose job cannot be rebuilt (stream params unreadable)');
         return r;

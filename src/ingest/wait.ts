@@ -48,30 +48,51 @@ export function isFinishedCount(p: FinishedCount): boolean {
  * goes on (or waits too) and the answer is still to come.
  */
 export async function waitForPartitions(db: Db, refs: PartitionRef[], onProgress: (p: WaitProgress) => void, options: WaitOptions = {}): Promise<WaitResult> {
+  const aborted = abortedPromise(options.signal);
+  // A signal ends the wait at once, whatever the poll in progress is waiting for.
+  const loop = pollLoop(db, refs, onProgress, options);
+  const stopped = aborted.then(() => 'stopped' as const);
+  const first = await Promise.race([loop.result, stopped]);
+  if (first !== 'stopped') return first;
+  // The poll still running ends by itself (it sees the signal); what it may throw then is nobody's.
+  loop.result.catch(() => undefined);
+  return finishedOf(loop.last());
+}
+
+function abortedPromise(signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return new Promise<void>(() => undefined);
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+function pollLoop(db: Db, refs: PartitionRef[], onProgress: (p: WaitProgress) => void, options: WaitOptions) {
   let last: WaitProgress = { total: refs.reduce((n, r) => n + r.partitionKeys.length, 0), done: 0, partial: 0, failed: 0, rowsWritten: 0, billedCalls: 0 };
-  for (;;) {
-    try {
-      last = await withDeadline(countFinished(db, refs), POLL_DEADLINE_MS, 'PostgreSQL');
-      onProgress(last);
-      if (isFinishedCount(last)) {
-        // Partitions a cancel gave up on are finished as failed: say it was the cancel.
-        const halt = last.done + last.partial < last.total ? await haltWithin(options) : null;
-        return halt?.kind === 'cancelled' ? { ...finishedOf(last), halt } : finishedOf(last);
-      }
-      const halt = await haltWithin(options);
-      if (halt) {
-        // A job may have finished the last partition between the two reads: counted again, that wins.
+  const result = (async (): Promise<WaitResult> => {
+    for (;;) {
+      try {
         last = await withDeadline(countFinished(db, refs), POLL_DEADLINE_MS, 'PostgreSQL');
         onProgress(last);
-        return isFinishedCount(last) ? finishedOf(last) : { ...finishedOf(last), halt };
+        if (isFinishedCount(last)) {
+          // Partitions a cancel gave up on are finished as failed: say it was the cancel.
+          const halt = last.done + last.partial < last.total ? await haltWithin(options) : null;
+          return halt?.kind === 'cancelled' ? { ...finishedOf(last), halt } : finishedOf(last);
+        }
+        const halt = await haltWithin(options);
+        if (halt) {
+          // A job may have finished the last partition between the two reads: counted again, that wins.
+          last = await withDeadline(countFinished(db, refs), POLL_DEADLINE_MS, 'PostgreSQL');
+          onProgress(last);
+          return isFinishedCount(last) ? finishedOf(last) : { ...finishedOf(last), halt };
+        }
+      } catch (e) {
+        // A silent connection is an outage like a refused one: the pool replaces it, the wait goes on.
+        if (!isConnectionError(e) && !(e instanceof DeadlineError)) throw e;
+        options.onOutage?.(e as Error);
       }
-    } catch (e) {
-      // A silent connection is an outage like a refused one: the pool replaces it, the wait goes on.
-      if (!isConnectionError(e) && !(e instanceof DeadlineError)) throw e;
-      options.onOutage?.(e as Error);
+      if (options.signal?.aborted) return finishedOf(last);
+      await settledWithin(options.onTick?.() ?? Promise.resolve(), TICK_DEADLINE_MS);
+      await new Promise((r) => setTimeout(r, options.pollMs ?? 500));
     }
-    if (options.signal?.aborted) return finishedOf(last);
-    await settledWithin(options.onTick?.() ?? Promise.resolve(), TICK_DEADLINE_MS);
-    await new Promise((r) => setTimeout(r, options.pollMs ?? 500));
-  }
+  })();
+  return { result, last: () => last };
 }

@@ -17,7 +17,7 @@ export function isConnectionError(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
   if (typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
   if (e.cause !== undefined && e.cause !== e && isConnectionError(e.cause)) return true;
-  return /Connection terminated|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error|terminating connection/i.test(e.message);
+  return /Connection terminated|connection silent|cut off by shutdown|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error|terminating connection/i.test(e.message);
 }
 
 export async function durable<T>(write: () => Promise<T>, ctx: Pick<JobContext, 'signal' | 'stopping'>, log: Log, holdMs = HOLD_ANSWER_MS): Promise<T> {

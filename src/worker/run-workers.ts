@@ -33,6 +33,8 @@ export interface WorkerSettings {
   windowLanes?: number;
   /** How often a job held by a budget looks again (default 60 s); never later than the day turns. */
   budgetRecheckMs?: number;
+  /** Cuts off the database statements running now: called once a close has passed its deadline. */
+  interruptDb?: () => void;
 }
 
 export interface RunningWorkers {
@@ -52,7 +54,7 @@ export const STALLED_CHECK_MS = 5_000;
 /** How long a closing worker waits for its Redis connections to be set up (see close()). */
 const READY_WAIT_MS = 5_000;
 /** After the deadline aborted the calls in flight, how long their jobs get to be put back before a forced close. */
-const ABORT_GRACE_MS = 3_000;
+const ABORT_GRACE_MS = 2_000;
 
 /** BullMQ's exponential strategy with jitter: between half and all of base x 2^(n-1). */
 const JITTER = 0.5;
@@ -225,32 +227,26 @@ export function startWorkers(settings: WorkerSettings, deps: ProcessorDeps): Run
     workers,
     async close(deadlineMs) {
       stopping = true;
+      const started = Date.now();
+      const left = () => Math.max(0, deadlineMs - (Date.now() - started));
       // BullMQ ends the process when a worker closes while its Redis connections are still being set
       // up (their listeners go before the set-up's rejection comes: an unheard 'error'), as a run with
       // nothing to do would: wait for them first, within the deadline.
       const ready = Promise.all(workers.map((w) => w.waitUntilReady().catch(() => undefined)));
-      let readyTimer: NodeJS.Timeout | undefined;
-      await Promise.race([ready, new Promise<void>((resolve) => (readyTimer = setTimeout(resolve, Math.min(deadlineMs, READY_WAIT_MS))))]);
-      clearTimeout(readyTimer);
+      await settledWithin(ready, Math.min(left(), READY_WAIT_MS));
       // BullMQ's close rejects with a job's error when one ends while it closes (a job put back):
       // that is an ending too, and unheard it would end the process.
       const graceful = Promise.all(workers.map((w) => w.close())).then(
-        () => false,
-        (err: unknown) => {
-          deps.log.debug({ err: describe(err) }, 'a job ended while the workers closed');
-          return false;
-        },
+        () => undefined,
+        (err: unknown) => deps.log.debug({ err: describe(err) }, 'a job ended while the workers closed'),
       );
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), deadlineMs)));
-      const cutOff = await Promise.race([graceful, deadline]);
-      clearTimeout(timer);
+      const cutOff = !(await settledWithin(graceful, left()));
       if (cutOff) {
         for (const c of s.inFlight) c.abort(new Error('shutdown deadline reached'));
-        // Aborted calls end at once and their jobs are put back through BullMQ; force only what still hangs.
-        const settled = await Promise.race([graceful, new Promise<boolean>((resolve) => setTimeout(() => resolve(true), ABORT_GRACE_MS).unref())]);
-        // Forcing closes the workers' Redis connections, which a silent server may never confirm.
-        if (settled) await settledWithin(Promise.all(workers.map((w) => w.close(true))), ABORT_GRACE_MS);
+        // A job stuck on a silent database would outlive any deadline: its statement is cut off too,
+        // so the job ends as an outage and goes back through BullMQ while Redis is still open.
+        settings.interruptDb?.();
+        await settledWithin(graceful, ABORT_GRACE_MS);
       }
       return { cutOff };
     },

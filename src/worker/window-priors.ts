@@ -6,7 +6,7 @@
 import { streamProofs } from '../db/coverage.js';
 import type { Db } from '../db/connection.js';
 import { storedEventTimes } from '../db/earthquake-events.js';
-import type { Proof } from '../domain/proofs.js';
+import { covers, type Proof } from '../domain/proofs.js';
 import { DAY_MS, SECOND_MS } from '../domain/time.js';
 import type { Rate, WindowKnowledge } from '../planning/truncation/index.js';
 import type { EarthquakeWindowJob } from '../planning/work.js';
@@ -18,12 +18,8 @@ const NEIGHBOUR_MS = 2 * DAY_MS;
 /** A neighbour's rate is used only when it rests on this many events (fewer say little). */
 const MIN_NEIGHBOUR_EVENTS = 50;
 
-/** Pure: the proofs (sorted by lo) cover [lo, hi] without a gap of more than a second. */
-export function covered(proofs: readonly Proof[], lo: number, hi: number): boolean {
-  let reached = lo;
-  for (const p of proofs) if (p.lo <= reached + SECOND_MS && p.hi > reached) reached = p.hi;
-  return reached >= hi - SECOND_MS;
-}
+/** A window counts as proven when its proofs leave no gap of more than a second (its widened ends). */
+const covered = (proofs: readonly Proof[], lo: number, hi: number): boolean => covers(proofs, lo, hi, SECOND_MS);
 
 type Priors = Pick<WindowKnowledge, 'stored' | 'rate'>;
 

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { armShutdownDeadline } from '../shutdown.js';
 import type { ResolvedEnv } from '../../config/env.js';
 import { loadJobsFile, type ResolvedJobsFile } from '../../config/jobs-file.js';
 import type { Log } from '../../log.js';
@@ -58,6 +59,7 @@ async function runService(configPath: string, flags: EnvFlags): Promise<void> {
     process.on('SIGHUP', onHup);
     log.info({ config: configPath, prefix: env.queuePrefix, concurrency: env.workerConcurrency }, 'service started');
     const signal = await stop.signal;
+    armShutdownDeadline(env.shutdownDeadlineMs, EXIT.ok);
     log.info({ signal, deadlineMs: env.shutdownDeadlineMs }, 'stopping: finishing in-flight jobs');
     process.off('SIGHUP', onHup);
     const { cutOff } = await service.stop(env.shutdownDeadlineMs);

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { proveDoneWithoutProof } from '../../db/coverage.js';
 import { Command, Option } from 'commander';
 import { DEFAULT_JOBS_FILE, JobsFileError, loadJobsFile, type ResolvedJobsFile } from '../../config/jobs-file.js';
 import { streamFreshness } from '../../db/queries/freshness.js';
@@ -127,6 +128,9 @@ export function statusCommand(): Command {
       const env = loadEnv();
       const db = await connectDb(env);
       try {
+        // Windows an older version finished (no proof written) count as covered, whether or not a
+        // worker's reconciliation has proven them yet.
+        await proveDoneWithoutProof(db.db);
         const [rows, freshness] = await Promise.all([streamStatus(db.db), streamFreshness(db.db)]);
         const nowMs = Date.now();
         const { day, holds } = await holdsNow(db.db, env.billedCallsPerDay, nowMs);

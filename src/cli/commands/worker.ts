@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { EXIT } from '../exit.js';
+import { armShutdownDeadline } from '../shutdown.js';
 import { allowInsecureHttpOption, loadEnv } from '../runtime.js';
 import { openSession, startSessionWorkers } from '../session.js';
 
@@ -26,6 +27,7 @@ export function workerCommand(): Command {
       const workers = startSessionWorkers(session);
       session.log.info({ concurrency: env.workerConcurrency, prefix: env.queuePrefix }, 'workers started');
       const signal = await untilSignal();
+      armShutdownDeadline(env.shutdownDeadlineMs, EXIT.ok);
       session.log.info({ signal }, 'stopping: finishing in-flight jobs');
       const { cutOff } = await workers.close(env.shutdownDeadlineMs);
       await session.close();

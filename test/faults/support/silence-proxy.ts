@@ -118,7 +118,7 @@ export async function startSilenceProxy(targetPort: number): Promise<SilenceProx
       }
     },
     silenceAll(ms) {
-      if (!(Number.isInteger(ms) && ms > 0)) throw new RangeError(`silenceAll wants a whole number of ms > 0, got ${ms}`);
+      if (!(Number.isInteger(ms) && ms > 0)) throw new RangeError(`silenceAll: a whole number of ms > 0, not ${ms}`);
       // A second silence while one holds ends at the later of the two ends, never sooner.
       holdUntil = Math.max(holding ? holdUntil : 0, Date.now() + ms);
       holding = true;
