@@ -1,5 +1,5 @@
 /**
- * The performance benchmark of issue 10, measured side by side in one run and printed as a table.
+ * The performance benchmark, measured side by side in one run and printed as a table.
  * Asserts nothing (not a test). The gateway emulator runs as a separate process (the product's own
  * `gateway-ingest emulator`), serving the real month tiled over `--months`; the backfills run as a
  * user runs them, `gateway-ingest backfill earthquakes ... --wait --inline`, each into a fresh database

@@ -1,5 +1,5 @@
 /**
- * Issue 10, scenario 1: gateway faults of every kind the emulator has, at 15% and at 40% of the
+ * Fault scenario: gateway faults of every kind the emulator has, at 15% and at 40% of the
  * calls, plus one call that hangs beyond GATEWAY_TIMEOUT_MS, newest-first and random order, over
  * several seeds. One `backfill earthquakes --wait --inline` must complete each, with no re-run.
  */

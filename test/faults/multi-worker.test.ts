@@ -1,5 +1,5 @@
 /**
- * Issue 10, scenario 5: two and three worker processes on the same queues. No duplicate rows, and
+ * Fault scenario: two and three worker processes on the same queues. No duplicate rows, and
  * no window done twice: a window taken by two workers at once would send the same paid requests
  * twice, which the repeat count catches.
  */

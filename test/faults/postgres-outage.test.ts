@@ -1,5 +1,5 @@
 /**
- * Issue 10, scenario 4: PostgreSQL stopped for 10 s and for 150 s mid-backfill, then started
+ * Fault scenario: PostgreSQL stopped for 10 s and for 150 s mid-backfill, then started
  * again. The worker must recover by itself (no restart, no re-run), and the audit must still equal
  * the gateway's log. The two outages run side by side, each on servers of its own, since the long
  * one is mostly waiting.

@@ -1,5 +1,5 @@
 /**
- * Issue 10, scenario 3: Redis restarted mid-backfill, once with its data kept (append-only file)
+ * Fault scenario: Redis restarted mid-backfill, once with its data kept (append-only file)
  * and once with its data lost (the queue is gone). The worker must recover by itself; with the queue
  * lost, re-running the same backfill command completes the rest without paying again for windows
  * that were finished.

@@ -1,5 +1,5 @@
 /**
- * Issue 10, scenario 2: `kill -9` of the worker process at five random moments of a backfill
+ * Fault scenario: `kill -9` of the worker process at five random moments of a backfill
  * (`backfill --wait` in one process, `worker` in another), a new worker started after each kill.
  * The waiting backfill must return 0 by itself with everything stored; a billed call may be paid
  * again only when the answer of its earlier copy died uncommitted with a killed worker. That is one

@@ -1,5 +1,5 @@
 /**
- * Issue 10, scenario 6: SIGTERM to the worker mid-backfill while every gateway answer takes 250 ms.
+ * Fault scenario: SIGTERM to the worker mid-backfill while every gateway answer takes 250 ms.
  * The worker must exit 0 within SHUTDOWN_DEADLINE_MS, starting no new call after the signal, and a
  * new worker must complete the backfill. Nothing is killed, so nothing may be paid twice.
  */

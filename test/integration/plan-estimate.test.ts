@@ -8,7 +8,7 @@ import { spawnCli } from '../support/run-cli.js';
 import { jobsDir } from '../support/service.js';
 
 /**
- * Done-when of issue 11: `backfill --dry-run` estimates the demo's billed calls within 20% before
+ * The promise of the dry run: `backfill --dry-run` estimates the demo's billed calls within 20% before
  * it runs. Density is stored by backfilling the demo's earthquake ranges for the unfiltered stream;
  * then the demo's ranges are planned for another stream (a minimum magnitude: counted from the
  * wider stream's events) together with the demo's indicators, and the real run's billed calls,
