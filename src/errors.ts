@@ -47,7 +47,12 @@ export class GatewayError extends Error {
   constructor(
     readonly kind: ErrorKind,
     message: string,
-    readonly details: { httpStatus?: number | null; retryAfterMs?: number | null; cause?: unknown; failuresInRow?: number } = {},
+    readonly details: {
+      httpStatus?: number | null;
+      retryAfterMs?: number | null;
+      cause?: unknown;
+      failuresInRow?: number;
+    } = {},
   ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
   }

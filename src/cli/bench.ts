@@ -69,7 +69,12 @@ const months = Number(opts.months);
 const latencyMs = Number(opts['latency-ms']);
 const latencyConcurrency = Number(opts.concurrency);
 const planYears = Number(opts.years);
-for (const [flag, n] of [['--months', months], ['--latency-ms', latencyMs], ['--concurrency', latencyConcurrency], ['--years', planYears]] as const) {
+for (const [flag, n] of [
+  ['--months', months],
+  ['--latency-ms', latencyMs],
+  ['--concurrency', latencyConcurrency],
+  ['--years', planYears],
+] as const) {
   if (!(Number.isFinite(n) && n > 0)) throw new Error(`${flag}: expected a positive number`);
 }
 const TO_MS = FROM_MS + Math.round(months * 30.4 * DAY_MS);
@@ -213,11 +218,27 @@ interface EmulatorProcess {
 
 async function startEmulatorProcess(latency: number): Promise<EmulatorProcess> {
   const args = [
-    CLI, 'emulator', '--port', '0', '--catalog', MONTH_FILE,
-    '--tile-from', new Date(FROM_MS).toISOString(), '--tile-to', new Date(TO_MS).toISOString(),
-    '--order', 'newest', '--seed', '1', '--latency-ms', String(latency),
+    CLI,
+    'emulator',
+    '--port',
+    '0',
+    '--catalog',
+    MONTH_FILE,
+    '--tile-from',
+    new Date(FROM_MS).toISOString(),
+    '--tile-to',
+    new Date(TO_MS).toISOString(),
+    '--order',
+    'newest',
+    '--seed',
+    '1',
+    '--latency-ms',
+    String(latency),
   ];
-  const child = spawn(process.execPath, args, { env: { ...process.env, MARKET_KEY: key, LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, MARKET_KEY: key, LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
@@ -261,7 +282,11 @@ interface DirectResult {
 }
 
 /** Times `write(batch)` over the catalog's rows in 200-row batches on one connection of a fresh database. */
-async function timedBatches(catalog: Catalog, label: string, write: (handle: ReturnType<typeof openDb>, batch: EarthquakeEvent[], seenAt: Date) => Promise<void>): Promise<DirectResult> {
+async function timedBatches(
+  catalog: Catalog,
+  label: string,
+  write: (handle: ReturnType<typeof openDb>, batch: EarthquakeEvent[], seenAt: Date) => Promise<void>,
+): Promise<DirectResult> {
   const url = await freshDatabase(label);
   const handle = openDb(url, { max: 1 });
   const backends = new BackendCpu(dbNameOf(url));
@@ -281,7 +306,12 @@ async function timedBatches(catalog: Catalog, label: string, write: (handle: Ret
     const seconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
     backends.sample();
-    return { events: events.length, seconds, rate: events.length / seconds, cpu: { node: (cpu.user + cpu.system) / 1e6, postgres: backends.seconds() } };
+    return {
+      events: events.length,
+      seconds,
+      rate: events.length / seconds,
+      cpu: { node: (cpu.user + cpu.system) / 1e6, postgres: backends.seconds() },
+    };
   } finally {
     await handle.close();
     await dropDatabase(url);
@@ -325,7 +355,20 @@ function rawUpsert(catalog: Catalog): Promise<DirectResult> {
       await client.query({
         name: 'bench-raw-upsert',
         text: RAW_UPSERT,
-        values: [col('id'), col('time'), col('magnitude'), col('magnitudeType'), col('place'), col('latitude'), col('longitude'), col('depthKm'), col('tsunamiFlag'), col('url'), seenAt, 0],
+        values: [
+          col('id'),
+          col('time'),
+          col('magnitude'),
+          col('magnitudeType'),
+          col('place'),
+          col('latitude'),
+          col('longitude'),
+          col('depthKm'),
+          col('tsunamiFlag'),
+          col('url'),
+          seenAt,
+          0,
+        ],
       });
       await client.query('commit');
     } finally {
@@ -358,14 +401,25 @@ interface E2eResult {
   chain: WindowCalls | null;
   peakRssMiB: number;
   cpu: { cli: number; emulator: number; postgres: number; redis: number };
-  redis: { beforeBytes: number; afterBytes: number; keysAfter: number; bytesUnderPrefix: number; completedJobBytes: number };
+  redis: {
+    beforeBytes: number;
+    afterBytes: number;
+    keysAfter: number;
+    bytesUnderPrefix: number;
+    completedJobBytes: number;
+  };
   /** Transactions committed and rows inserted / updated per table in the run's database. */
   pg: { commits: number; tables: Array<{ table: string; inserted: number; updated: number }> };
   stderrLines: number;
   profileFile: string | null;
 }
 
-async function endToEnd(label: string, catalog: Catalog, emulator: EmulatorProcess, o: { concurrency: number | null; latencyMs: number; profileDir?: string }): Promise<E2eResult> {
+async function endToEnd(
+  label: string,
+  catalog: Catalog,
+  emulator: EmulatorProcess,
+  o: { concurrency: number | null; latencyMs: number; profileDir?: string },
+): Promise<E2eResult> {
   const url = await freshDatabase(label);
   const prefix = `bench-${runId}-${label}`;
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: 3 });
@@ -375,11 +429,34 @@ async function endToEnd(label: string, catalog: Catalog, emulator: EmulatorProce
   try {
     const before = await redisFigures(redis, prefix);
     const emulatorCpu0 = procStat(emulator.pid)?.cpuS ?? 0;
-    const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: url, REDIS_URL: redisUrl, GATEWAY_BASE_URL: emulator.url, MARKET_KEY: key, QUEUE_PREFIX: prefix };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      DATABASE_URL: url,
+      REDIS_URL: redisUrl,
+      GATEWAY_BASE_URL: emulator.url,
+      MARKET_KEY: key,
+      QUEUE_PREFIX: prefix,
+    };
     delete env['WORKER_CONCURRENCY'];
     if (o.concurrency !== null) env['WORKER_CONCURRENCY'] = String(o.concurrency);
-    const nodeArgs = [...childNodeOptions, ...(o.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`, `--cpu-prof-name=${label}-${runId}.cpuprofile`] : [])];
-    const args = [...nodeArgs, CLI, 'backfill', 'earthquakes', '--from', new Date(FROM_MS).toISOString(), '--to', new Date(TO_MS).toISOString(), '--wait', '--inline'];
+    const nodeArgs = [
+      ...childNodeOptions,
+      ...(o.profileDir
+        ? ['--cpu-prof', `--cpu-prof-dir=${o.profileDir}`, `--cpu-prof-name=${label}-${runId}.cpuprofile`]
+        : []),
+    ];
+    const args = [
+      ...nodeArgs,
+      CLI,
+      'backfill',
+      'earthquakes',
+      '--from',
+      new Date(FROM_MS).toISOString(),
+      '--to',
+      new Date(TO_MS).toISOString(),
+      '--wait',
+      '--inline',
+    ];
     const t0 = Date.now();
     child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     const pid = child.pid!;
@@ -417,29 +494,60 @@ async function endToEnd(label: string, catalog: Catalog, emulator: EmulatorProce
     if (exitCode !== 0) say(`${label}: backfill exited ${exitCode}; stdout: ${out.trim()}; stderr tail: ${stderrTail}`);
 
     const db = handle.db;
-    const windows = (await db.execute<{ partition_key: string; s: string; e: string; state: string }>(
-      sql`select partition_key, (extract(epoch from window_start) * 1000)::bigint::text as s, (extract(epoch from window_end) * 1000)::bigint::text as e, state from ingest_partitions`,
-    )).rows;
-    const ideal = windows.reduce((n, w) => n + Math.max(1, Math.ceil(catalog.index.count({ startMs: Number(w.s), endMs: Number(w.e) }) / BATCH)), 0);
-    const [counts] = (await db.execute<{ events: number; inside: number }>(
-      sql`select count(*)::int as events, count(*) filter (where time >= ${new Date(FROM_MS).toISOString()}::timestamptz and time <= ${new Date(TO_MS).toISOString()}::timestamptz)::int as inside from earthquake_events`,
-    )).rows;
-    const [audit] = (await db.execute<{ calls: number; billed: number; unknown: number; probes: number; first: string | null; last: string | null; mean_ms: number | null }>(
-      sql`select count(*)::int as calls, count(*) filter (where billed)::int as billed, count(*) filter (where billed is null)::int as unknown,
+    const windows = (
+      await db.execute<{ partition_key: string; s: string; e: string; state: string }>(
+        sql`select partition_key, (extract(epoch from window_start) * 1000)::bigint::text as s, (extract(epoch from window_end) * 1000)::bigint::text as e, state from ingest_partitions`,
+      )
+    ).rows;
+    const ideal = windows.reduce(
+      (n, w) => n + Math.max(1, Math.ceil(catalog.index.count({ startMs: Number(w.s), endMs: Number(w.e) }) / BATCH)),
+      0,
+    );
+    const [counts] = (
+      await db.execute<{ events: number; inside: number }>(
+        sql`select count(*)::int as events, count(*) filter (where time >= ${new Date(FROM_MS).toISOString()}::timestamptz and time <= ${new Date(TO_MS).toISOString()}::timestamptz)::int as inside from earthquake_events`,
+      )
+    ).rows;
+    const [audit] = (
+      await db.execute<{
+        calls: number;
+        billed: number;
+        unknown: number;
+        probes: number;
+        first: string | null;
+        last: string | null;
+        mean_ms: number | null;
+      }>(
+        sql`select count(*)::int as calls, count(*) filter (where billed)::int as billed, count(*) filter (where billed is null)::int as unknown,
                  count(*) filter (where call_purpose like '%probe%')::int as probes,
                  (extract(epoch from min(started_at)) * 1000)::bigint::text as first, (extract(epoch from max(finished_at)) * 1000)::bigint::text as last,
                  avg(duration_ms)::float as mean_ms
           from gateway_executions`,
-    )).rows;
-    const attempts = (await db.execute<{ partition_key: string; s: string; f: string | null }>(
-      sql`select partition_key, (extract(epoch from started_at) * 1000)::bigint::text as s, (extract(epoch from finished_at) * 1000)::bigint::text as f
+      )
+    ).rows;
+    const attempts = (
+      await db.execute<{ partition_key: string; s: string; f: string | null }>(
+        sql`select partition_key, (extract(epoch from started_at) * 1000)::bigint::text as s, (extract(epoch from finished_at) * 1000)::bigint::text as f
           from gateway_executions where partition_key is not null`,
-    )).rows;
-    const chain = longestWindow(attempts.map((a) => ({ partition: a.partition_key, startMs: Number(a.s), endMs: a.f === null ? Number(a.s) : Number(a.f) })));
-    const pgTables = (await db.execute<{ table: string; inserted: number; updated: number }>(
-      sql`select relname as table, n_tup_ins::int as inserted, n_tup_upd::int as updated from pg_stat_user_tables where n_tup_ins + n_tup_upd > 0 order by relname`,
-    )).rows;
-    const [commits] = (await db.execute<{ n: number }>(sql`select xact_commit::int as n from pg_stat_database where datname = current_database()`)).rows;
+      )
+    ).rows;
+    const chain = longestWindow(
+      attempts.map((a) => ({
+        partition: a.partition_key,
+        startMs: Number(a.s),
+        endMs: a.f === null ? Number(a.s) : Number(a.f),
+      })),
+    );
+    const pgTables = (
+      await db.execute<{ table: string; inserted: number; updated: number }>(
+        sql`select relname as table, n_tup_ins::int as inserted, n_tup_upd::int as updated from pg_stat_user_tables where n_tup_ins + n_tup_upd > 0 order by relname`,
+      )
+    ).rows;
+    const [commits] = (
+      await db.execute<{ n: number }>(
+        sql`select xact_commit::int as n from pg_stat_database where datname = current_database()`,
+      )
+    ).rows;
     const profileFile = o.profileDir ? join(o.profileDir, `${label}-${runId}.cpuprofile`) : null;
     return {
       label,
@@ -464,7 +572,13 @@ async function endToEnd(label: string, catalog: Catalog, emulator: EmulatorProce
       chain,
       peakRssMiB: peak,
       cpu: { cli: cliCpu, emulator: emulatorCpu, postgres: backends.seconds(), redis: after.cpuS - before.cpuS },
-      redis: { beforeBytes: before.usedMemory, afterBytes: after.usedMemory, keysAfter: after.keys, bytesUnderPrefix: after.bytes, completedJobBytes: after.completedJobBytes },
+      redis: {
+        beforeBytes: before.usedMemory,
+        afterBytes: after.usedMemory,
+        keysAfter: after.keys,
+        bytesUnderPrefix: after.bytes,
+        completedJobBytes: after.completedJobBytes,
+      },
       pg: { commits: commits?.n ?? 0, tables: pgTables },
       stderrLines,
       profileFile,
@@ -504,7 +618,15 @@ function longestWindow(calls: Array<{ partition: string; startMs: number; endMs:
       for (let j = 0; j < i; j++) if (list[j]!.endMs <= c.startMs) best = Math.max(best, depth[j]!);
       depth[i] = best + 1;
     });
-    const edges = list.flatMap((c) => [[c.startMs, 1], [c.endMs, -1]] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const edges = list
+      .flatMap(
+        (c) =>
+          [
+            [c.startMs, 1],
+            [c.endMs, -1],
+          ] as const,
+      )
+      .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
     let inFlight = 0;
     let maxInFlight = 0;
     for (const [, d] of edges) maxInFlight = Math.max(maxInFlight, (inFlight += d));
@@ -538,9 +660,15 @@ interface PlanResult {
 }
 
 /** Spawn to exit of a CLI command, with its stdout. */
-async function timedCli(args: string[], env: NodeJS.ProcessEnv): Promise<{ seconds: number; exitCode: number | null; stdout: string }> {
+async function timedCli(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ seconds: number; exitCode: number | null; stdout: string }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...childNodeOptions, CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...childNodeOptions, CLI, ...args], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.resume();
@@ -586,13 +714,29 @@ async function planAndEnqueue(years: number): Promise<PlanResult> {
       const work = earthquakeWork(stream, otherFilters, planWindows({ fromMs, toMs, coveredMs: [] }));
       const planS = (performance.now() - t) / 1000;
       t = performance.now();
-      await recordPlanned(handle.db, work.map((w) => w.partition), false);
+      await recordPlanned(
+        handle.db,
+        work.map((w) => w.partition),
+        false,
+      );
       const recordPlannedS = (performance.now() - t) / 1000;
       t = performance.now();
-      await enqueueJobs(other, work.map((w) => w.job));
+      await enqueueJobs(
+        other,
+        work.map((w) => w.job),
+      );
       const enqueueS = (performance.now() - t) / 1000;
       const cliRun = await timedCli(
-        ['backfill', 'earthquakes', '--from', new Date(fromMs).toISOString(), '--to', new Date(toMs).toISOString(), '--min-magnitude', '3'],
+        [
+          'backfill',
+          'earthquakes',
+          '--from',
+          new Date(fromMs).toISOString(),
+          '--to',
+          new Date(toMs).toISOString(),
+          '--min-magnitude',
+          '3',
+        ],
         { ...process.env, DATABASE_URL: url, REDIS_URL: redisUrl, QUEUE_PREFIX: `${prefix}-cli` },
       );
       if (cliRun.exitCode !== 0) say(`plan: the CLI backfill exited ${cliRun.exitCode}: ${cliRun.stdout}`);
@@ -641,8 +785,14 @@ interface ProfileSummary {
 /** Activities, first match wins: a library called from product code is charged to the library. */
 const ACTIVITIES: Array<[string, RegExp]> = [
   ['garbage collector', /\(garbage collector\)/],
-  ['drizzle insert: build + send (mostly the 200-row event upsert; also the audit row begun)', /drizzle-orm\/pg-core\/query-builders\/insert\.js/],
-  ['drizzle update: build + send (audit completion, rows written, partition progress and frontier)', /drizzle-orm\/pg-core\/query-builders\/update\.js/],
+  [
+    'drizzle insert: build + send (mostly the 200-row event upsert; also the audit row begun)',
+    /drizzle-orm\/pg-core\/query-builders\/insert\.js/,
+  ],
+  [
+    'drizzle update: build + send (audit completion, rows written, partition progress and frontier)',
+    /drizzle-orm\/pg-core\/query-builders\/update\.js/,
+  ],
   ['drizzle select and other', /drizzle-orm\//],
   ['pg driver: results, protocol, pool', /node_modules\/(pg|pg-protocol|pg-pool|pg-types)\//],
   ['HTTP client (undici), answer body and JSON.parse', /node_modules\/undici\//],
@@ -669,7 +819,11 @@ function moduleOf(url: string, fn: string): string {
 const isProduct = (url: string): boolean => /\/(dist|src)\//.test(url) && !url.includes('node_modules');
 
 function summarizeProfile(file: string, top = 15): ProfileSummary {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[];
+    samples: number[];
+    timeDeltas: number[];
+  };
   const byId = new Map<number, ProfileNode>(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -701,10 +855,24 @@ function summarizeProfile(file: string, top = 15): ProfileSummary {
     }
     add(ownerMap, owner ?? m, us);
     const [what] = ACTIVITIES.find(([, re]) => stack.some((frame) => re.test(frame))) ?? [`other: ${owner ?? m}`];
-    add(activity, what.startsWith('other: node:') || what.startsWith('other: (native)') ? 'other: node internals' : what, us);
+    add(
+      activity,
+      what.startsWith('other: node:') || what.startsWith('other: (native)') ? 'other: node internals' : what,
+      us,
+    );
   }
-  const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1]).slice(0, top).map(([k, us]) => [k, us / 1e6] as [string, number]);
-  return { totalS: total / 1e6, idleS: idle / 1e6, byOwner: sorted(ownerMap), byFunction: sorted(fun), byActivity: sorted(activity) };
+  const sorted = (m: Map<string, number>) =>
+    [...m]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([k, us]) => [k, us / 1e6] as [string, number]);
+  return {
+    totalS: total / 1e6,
+    idleS: idle / 1e6,
+    byOwner: sorted(ownerMap),
+    byFunction: sorted(fun),
+    byActivity: sorted(activity),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -719,11 +887,31 @@ const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
 const yes = (ok: boolean) => (ok ? 'yes' : 'NO');
 const costOf = (r: E2eResult) => `${r.billed} / ${r.ideal} = ${f2(r.billed / r.ideal)}`;
 
-function rows(direct: DirectResult, raw: DirectResult | null, zero: E2eResult, lat: E2eResult | null, plan: PlanResult, keepCompleted: number | null): Row[] {
+function rows(
+  direct: DirectResult,
+  raw: DirectResult | null,
+  zero: E2eResult,
+  lat: E2eResult | null,
+  plan: PlanResult,
+  keepCompleted: number | null,
+): Row[] {
   const out: Row[] = [];
   const cpuOf = (d: DirectResult) => `CPU: node ${f1(d.cpu.node)} s, postgres ${f1(d.cpu.postgres)} s`;
-  out.push(['direct upsert (upsertEvents), 200-row batches, 1 connection', `${int(direct.events)} events in ${f2(direct.seconds)} s = ${int(direct.rate)} events/s; ${cpuOf(direct)}`, '(baseline)', '', '0 calls']);
-  if (raw) out.push(['  reference: same upsert as one unnest statement (not product code)', `${f2(raw.seconds)} s = ${int(raw.rate)} events/s (${f2(raw.rate / direct.rate)} x direct); ${cpuOf(raw)}`, '', '', '']);
+  out.push([
+    'direct upsert (upsertEvents), 200-row batches, 1 connection',
+    `${int(direct.events)} events in ${f2(direct.seconds)} s = ${int(direct.rate)} events/s; ${cpuOf(direct)}`,
+    '(baseline)',
+    '',
+    '0 calls',
+  ]);
+  if (raw)
+    out.push([
+      '  reference: same upsert as one unnest statement (not product code)',
+      `${f2(raw.seconds)} s = ${int(raw.rate)} events/s (${f2(raw.rate / direct.rate)} x direct); ${cpuOf(raw)}`,
+      '',
+      '',
+      '',
+    ]);
   const zeroRate = zero.events / zero.wallS;
   const ratio = zeroRate / direct.rate;
   out.push([
@@ -733,21 +921,59 @@ function rows(direct: DirectResult, raw: DirectResult | null, zero: E2eResult, l
     `${yes(ratio >= 0.6)} (${f2(ratio)})`,
     costOf(zero),
   ]);
-  out.push(['  same, to the `finished:` line', zero.finishedS === null ? 'n/a' : `${f1(zero.finishedS)} s, ${int(zero.events / zero.finishedS)} events/s (${f2(zero.events / zero.finishedS / direct.rate)} x direct)`, '', '', '']);
+  out.push([
+    '  same, to the `finished:` line',
+    zero.finishedS === null
+      ? 'n/a'
+      : `${f1(zero.finishedS)} s, ${int(zero.events / zero.finishedS)} events/s (${f2(zero.events / zero.finishedS / direct.rate)} x direct)`,
+    '',
+    '',
+    '',
+  ]);
   {
     // Both paths are CPU-bound: the direct one alternates node and its backend on one connection,
     // the CLI's is bounded by its one JavaScript thread or by all CPU work over the cores.
     const directEst = direct.cpu.node + direct.cpu.postgres;
     const c = zero.cpu;
     const e2eEst = Math.max(c.cli, (c.cli + c.emulator + c.postgres + c.redis) / availableParallelism());
-    out.push(['  estimate for an idle machine, from CPU seconds', `direct ${f1(directEst)} s (node + backend), CLI ${f1(e2eEst)} s (max of CLI thread, all CPU / ${availableParallelism()}): ${f2(directEst / e2eEst)} x direct`, '', '', '']);
+    out.push([
+      '  estimate for an idle machine, from CPU seconds',
+      `direct ${f1(directEst)} s (node + backend), CLI ${f1(e2eEst)} s (max of CLI thread, all CPU / ${availableParallelism()}): ${f2(directEst / e2eEst)} x direct`,
+      '',
+      '',
+      '',
+    ]);
   }
-  out.push(['  spawn to plan printed / first call / last answer to exit', `${opt(zero.plannedS)} s / ${opt(zero.firstCallS)} s / ${zero.lastAnswerS === null ? 'n/a' : f2(zero.wallS - zero.lastAnswerS)} s`, '', '', '']);
-  out.push(['  peak RSS of the CLI process (VmHWM)', `${f1(zero.peakRssMiB)} MiB = ${f1(zero.peakRssMiB * 1.048576)} MB on ${int(zero.events)} events`, '< 150 MB', yes(zero.peakRssMiB * 1.048576 < 150), '']);
+  out.push([
+    '  spawn to plan printed / first call / last answer to exit',
+    `${opt(zero.plannedS)} s / ${opt(zero.firstCallS)} s / ${zero.lastAnswerS === null ? 'n/a' : f2(zero.wallS - zero.lastAnswerS)} s`,
+    '',
+    '',
+    '',
+  ]);
+  out.push([
+    '  peak RSS of the CLI process (VmHWM)',
+    `${f1(zero.peakRssMiB)} MiB = ${f1(zero.peakRssMiB * 1.048576)} MB on ${int(zero.events)} events`,
+    '< 150 MB',
+    yes(zero.peakRssMiB * 1.048576 < 150),
+    '',
+  ]);
   out.push(['  CPU seconds: CLI / emulator / postgres backends / redis', cpuLine(zero), '', '', '']);
-  out.push(['  gateway calls (all / billed / billed unknown / probes), mean call', `${zero.calls} / ${zero.billed} / ${zero.billedUnknown} / ${zero.probes}, ${f1(zero.meanCallMs)} ms`, '', '', '']);
+  out.push([
+    '  gateway calls (all / billed / billed unknown / probes), mean call',
+    `${zero.calls} / ${zero.billed} / ${zero.billedUnknown} / ${zero.probes}, ${f1(zero.meanCallMs)} ms`,
+    '',
+    '',
+    '',
+  ]);
   out.push(['  per call: transactions committed, rows inserted+updated by table', pgLine(zero), '', '', '']);
-  out.push(['  windows done, events lost, exit code', `${zero.windowsDone} of ${zero.windows}, ${zero.lost} lost, exit ${zero.exitCode}`, 'all, 0, 0', yes(zero.windowsDone === zero.windows && zero.lost === 0 && zero.exitCode === 0), '']);
+  out.push([
+    '  windows done, events lost, exit code',
+    `${zero.windowsDone} of ${zero.windows}, ${zero.lost} lost, exit ${zero.exitCode}`,
+    'all, 0, 0',
+    yes(zero.windowsDone === zero.windows && zero.lost === 0 && zero.exitCode === 0),
+    '',
+  ]);
   for (const r of lat ? [zero, lat] : [zero]) {
     out.push([
       `  Redis after the ${r.latencyMs} ms run: used_memory before -> after; keys and bytes left under its prefix`,
@@ -767,7 +993,13 @@ function rows(direct: DirectResult, raw: DirectResult | null, zero: E2eResult, l
       `${yes(r <= 1.25)} (${f2(r)})`,
       costOf(lat),
     ]);
-    out.push(['  to the `finished:` line; first call; mean call', `${opt(lat.finishedS, 1)} s; ${opt(lat.firstCallS)} s; ${f1(lat.meanCallMs)} ms`, '', '', '']);
+    out.push([
+      '  to the `finished:` line; first call; mean call',
+      `${opt(lat.finishedS, 1)} s; ${opt(lat.firstCallS)} s; ${f1(lat.meanCallMs)} ms`,
+      '',
+      '',
+      '',
+    ]);
     if (lat.chain) {
       out.push([
         '  slowest window: calls, sequential chain, span',
@@ -778,16 +1010,42 @@ function rows(direct: DirectResult, raw: DirectResult | null, zero: E2eResult, l
       ]);
     }
     out.push(['  CPU seconds: CLI / emulator / postgres backends / redis', cpuLine(lat), '', '', '']);
-    out.push(['  windows done, events lost, exit code; peak RSS', `${lat.windowsDone} of ${lat.windows}, ${lat.lost} lost, exit ${lat.exitCode}; ${f1(lat.peakRssMiB)} MiB`, 'all, 0, 0', yes(lat.windowsDone === lat.windows && lat.lost === 0 && lat.exitCode === 0), '']);
+    out.push([
+      '  windows done, events lost, exit code; peak RSS',
+      `${lat.windowsDone} of ${lat.windows}, ${lat.lost} lost, exit ${lat.exitCode}; ${f1(lat.peakRssMiB)} MiB`,
+      'all, 0, 0',
+      yes(lat.windowsDone === lat.windows && lat.lost === 0 && lat.exitCode === 0),
+      '',
+    ]);
   }
-  out.push([`plan + enqueue of ${planYears} years (in process, connections warm)`, `${plan.windows} windows in ${f2(plan.totalS)} s`, '< 1 s', yes(plan.totalS < 1), '0 calls']);
+  out.push([
+    `plan + enqueue of ${planYears} years (in process, connections warm)`,
+    `${plan.windows} windows in ${f2(plan.totalS)} s`,
+    '< 1 s',
+    yes(plan.totalS < 1),
+    '0 calls',
+  ]);
   out.push([
     '  parts: stream / plan (pure) / recordPlanned / enqueueJobs',
     `${f2(plan.parts.streamS)} / ${f2(plan.parts.planS)} / ${f2(plan.parts.recordPlannedS)} / ${f2(plan.parts.enqueueS)} s`,
-    '', '', '',
+    '',
+    '',
+    '',
   ]);
-  out.push(['  the same again, all jobs still queued', `${f2(plan.again.seconds)} s (${plan.again.alreadyQueued} already queued)`, '', '', '']);
-  out.push(['  whole CLI process (`backfill earthquakes`, no --wait), spawn to exit', `${f2(plan.cli.seconds)} s, exit ${plan.cli.exitCode}`, '', '', '']);
+  out.push([
+    '  the same again, all jobs still queued',
+    `${f2(plan.again.seconds)} s (${plan.again.alreadyQueued} already queued)`,
+    '',
+    '',
+    '',
+  ]);
+  out.push([
+    '  whole CLI process (`backfill earthquakes`, no --wait), spawn to exit',
+    `${f2(plan.cli.seconds)} s, exit ${plan.cli.exitCode}`,
+    '',
+    '',
+    '',
+  ]);
   return out;
 }
 
@@ -802,7 +1060,9 @@ function cpuLine(r: E2eResult): string {
 
 function pgLine(r: E2eResult): string {
   const per = (n: number) => (r.calls > 0 ? (n / r.calls).toFixed(1) : 'n/a');
-  const tables = r.pg.tables.filter((t) => t.table !== 'earthquake_events' && t.inserted + t.updated >= r.calls / 10).map((t) => `${t.table} ${per(t.inserted + t.updated)}`);
+  const tables = r.pg.tables
+    .filter((t) => t.table !== 'earthquake_events' && t.inserted + t.updated >= r.calls / 10)
+    .map((t) => `${t.table} ${per(t.inserted + t.updated)}`);
   return `${per(r.pg.commits)} commits; ${tables.join(', ')}`;
 }
 
@@ -812,23 +1072,44 @@ function render(table: Row[], markdown: boolean): string {
     const esc = (s: string) => s.replace(/\|/g, '\\|');
     // Markdown trims a cell's leading spaces: sub-rows are marked instead.
     const cell = (c: string) => esc(c.startsWith('  ') ? `↳ ${c.trimStart()}` : c);
-    return [header, ['---', '---', '---', '---', '---'] as Row, ...table].map((r) => `| ${r.map(cell).join(' | ')} |`).join('\n');
+    return [header, ['---', '---', '---', '---', '---'] as Row, ...table]
+      .map((r) => `| ${r.map(cell).join(' | ')} |`)
+      .join('\n');
   }
   const widths = header.map((_, i) => Math.max(...[header, ...table].map((r) => r[i]!.length)));
-  return [header, ...table].map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
+  return [header, ...table]
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
 }
 
 function renderProfile(p: ProfileSummary, markdown: boolean): string {
   const busy = p.totalS - p.idleS;
   const section = (title: string, list: Array<[string, number]>) => {
     const share = (sec: number) => `${((100 * sec) / busy).toFixed(1)}%`;
-    const lines = list.map(([k, sec]) => (markdown ? `| ${k.replace(/\|/g, '\\|')} | ${sec.toFixed(2)} | ${share(sec)} |` : `  ${share(sec).padStart(6)}  ${sec.toFixed(2).padStart(6)} s  ${k}`));
-    return markdown ? [`\n**${title}**\n`, '| where | CPU s | share of busy |', '|---|---|---|', ...lines].join('\n') : [`${title}:`, ...lines].join('\n');
+    const lines = list.map(([k, sec]) =>
+      markdown
+        ? `| ${k.replace(/\|/g, '\\|')} | ${sec.toFixed(2)} | ${share(sec)} |`
+        : `  ${share(sec).padStart(6)}  ${sec.toFixed(2).padStart(6)} s  ${k}`,
+    );
+    return markdown
+      ? [`\n**${title}**\n`, '| where | CPU s | share of busy |', '|---|---|---|', ...lines].join('\n')
+      : [`${title}:`, ...lines].join('\n');
   };
   return [
     `CPU profile of the CLI process: ${p.totalS.toFixed(1)} s sampled, ${p.idleS.toFixed(1)} s idle, ${busy.toFixed(1)} s busy (shares below are of busy time)`,
-    section('by activity (a sample goes to the first activity listed in the script whose code is on its stack)', p.byActivity),
-    section('by owner (natives and node internals charged to the nearest package or product folder calling them)', p.byOwner),
+    section(
+      'by activity (a sample goes to the first activity listed in the script whose code is on its stack)',
+      p.byActivity,
+    ),
+    section(
+      'by owner (natives and node internals charged to the nearest package or product folder calling them)',
+      p.byOwner,
+    ),
     section('self time by function', p.byFunction.slice(0, 10)),
   ].join('\n');
 }
@@ -836,7 +1117,8 @@ function renderProfile(p: ProfileSummary, markdown: boolean): string {
 /** Which code was measured: the commit and how many files differ from it (the tree may be mid-change). */
 function codeState(): string {
   try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: packageRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const git = (...args: string[]) =>
+      execFileSync('git', args, { cwd: packageRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
     const changed = git('status', '--porcelain').split('\n').filter(Boolean).length;
     return `git ${git('rev-parse', '--short', 'HEAD')}${changed > 0 ? ` + ${changed} uncommitted files` : ''}`;
   } catch {
@@ -888,8 +1170,14 @@ async function bench(): Promise<void> {
     if (opts.profile) {
       mkdirSync(opts.profile, { recursive: true });
       say(`profiled CLI backfill at 0 ms (node --cpu-prof into ${opts.profile}) ...`);
-      const profiled = await endToEnd('profile', catalog, zeroEmulator, { concurrency: null, latencyMs: 0, profileDir: opts.profile });
-      say(`profiled run: ${f1(profiled.wallS)} s; CPU CLI ${f1(profiled.cpu.cli)} s, emulator ${f1(profiled.cpu.emulator)} s, postgres ${f1(profiled.cpu.postgres)} s`);
+      const profiled = await endToEnd('profile', catalog, zeroEmulator, {
+        concurrency: null,
+        latencyMs: 0,
+        profileDir: opts.profile,
+      });
+      say(
+        `profiled run: ${f1(profiled.wallS)} s; CPU CLI ${f1(profiled.cpu.cli)} s, emulator ${f1(profiled.cpu.emulator)} s, postgres ${f1(profiled.cpu.postgres)} s`,
+      );
       if (profiled.profileFile) profile = summarizeProfile(profiled.profileFile);
     }
     const md = Boolean(opts.markdown);
@@ -903,7 +1191,12 @@ async function bench(): Promise<void> {
       render(rows(direct, raw, zero, lat, plan, plan.keepCompleted), md),
     ];
     if (profile) lines.push('', renderProfile(profile, md));
-    lines.push('', `(bench took ${f1((Date.now() - started) / 1000)} s; load average at the end ${loadavg().map((l) => l.toFixed(2)).join(' ')})`);
+    lines.push(
+      '',
+      `(bench took ${f1((Date.now() - started) / 1000)} s; load average at the end ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')})`,
+    );
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
     for (const e of emulators) await stopProcess(e.child);

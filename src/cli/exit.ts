@@ -13,7 +13,8 @@ const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.version', 'com
  */
 export function exitFor(e: unknown): { code: ExitCode; message: string | null } {
   // Help asked for (--help, `help`) is 0; help shown because no command was given is bad usage.
-  if (e instanceof CommanderError) return { code: HELP_CODES.has(e.code) && e.exitCode === 0 ? EXIT.ok : EXIT.usage, message: null };
+  if (e instanceof CommanderError)
+    return { code: HELP_CODES.has(e.code) && e.exitCode === 0 ? EXIT.ok : EXIT.usage, message: null };
   if (e instanceof UsageError || e instanceof EmulatorDataError) return { code: EXIT.usage, message: e.message };
   if (e instanceof ServiceUnavailableError) return { code: EXIT.failed, message: e.message };
   return { code: EXIT.failed, message: e instanceof Error ? (e.stack ?? e.message) : String(e) };

@@ -51,7 +51,13 @@ export function parseYearFlag(flag: string, value: string | undefined): number |
 
 /** Comma-separated and repeatable: `--country US,CHN --country WLD`. */
 export function collectList(value: string, previous: string[] = []): string[] {
-  return [...previous, ...value.split(',').map((v) => v.trim()).filter((v) => v.length > 0)];
+  return [
+    ...previous,
+    ...value
+      .split(',')
+      .map((v) => v.trim())
+      .filter((v) => v.length > 0),
+  ];
 }
 
 /** The range flags of `backfill earthquakes`, which `plan earthquakes` takes too. */
@@ -69,7 +75,11 @@ export function earthquakeRangeOptions(c: Command): Command {
 export function indicatorRangeOptions(c: Command): Command {
   return c
     .requiredOption('--indicator <codes>', 'indicator codes, comma-separated or repeated', collectList)
-    .requiredOption('--country <codes>', 'country or aggregate codes (US, USA, CHN, WLD, ...), comma-separated or repeated', collectList)
+    .requiredOption(
+      '--country <codes>',
+      'country or aggregate codes (US, USA, CHN, WLD, ...), comma-separated or repeated',
+      collectList,
+    )
     .option('--from-year <year>', 'first year, 1960 or later (default: nine years before --to-year)')
     .option('--to-year <year>', 'last year, not after the current year (default: the current year)');
 }

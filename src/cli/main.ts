@@ -22,13 +22,22 @@ function packageVersion(): string {
 export function buildProgram(): Command {
   const program = new Command('gateway-ingest')
     .version(packageVersion(), '-V, --version', 'print the version')
-    .description('Lossless ingestion of the market gateway\'s earthquake and economic indicator data into PostgreSQL')
+    .description("Lossless ingestion of the market gateway's earthquake and economic indicator data into PostgreSQL")
     .showHelpAfterError()
     // Options after a subcommand belong to it: `backfill --inline` and `backfill indicators --inline`
     // declare the same flags, and without this the parent would take them from the subcommand.
     .enablePositionalOptions()
     .exitOverride();
-  for (const command of [migrateCommand(), backfillCommand(), planCommand(), workerCommand(), startCommand(), statusCommand(), checkConfigCommand(), emulatorCommand()]) {
+  for (const command of [
+    migrateCommand(),
+    backfillCommand(),
+    planCommand(),
+    workerCommand(),
+    startCommand(),
+    statusCommand(),
+    checkConfigCommand(),
+    emulatorCommand(),
+  ]) {
     program.addCommand(command);
   }
   return program;

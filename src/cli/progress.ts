@@ -71,7 +71,9 @@ const n = (x: number) => Math.round(x).toLocaleString('en-US');
 
 /** Bar payload; `eta` is taken by cli-progress for its own estimate, so ours is `remaining`. */
 function parts(f: ProgressFigures): { counts: string; spend: string; remaining: string } {
-  const held = [f.failed > 0 ? `${f.failed} failed` : '', f.partial > 0 ? `${f.partial} partial` : ''].filter(Boolean).join(', ');
+  const held = [f.failed > 0 ? `${f.failed} failed` : '', f.partial > 0 ? `${f.partial} partial` : '']
+    .filter(Boolean)
+    .join(', ');
   return {
     counts: `${n(f.finished)}/${n(f.total)} partitions${held ? ` (${held})` : ''}`,
     spend: `${n(f.rowsWritten)} rows | ${n(f.billedCalls)} billed calls${f.billedPerMinute === null ? '' : ` (${f.billedPerMinute.toFixed(1)}/min)`}`,
@@ -163,7 +165,11 @@ export interface WorkerLogFile {
  * On a TTY, the logs of workers running inline would tear the bar: they go to a file instead,
  * which the bar names. Elsewhere (a pipe, CI) they stay JSON lines on stderr; null then.
  */
-export function inlineWorkerLogFile(out: NodeJS.WriteStream, env: Pick<ResolvedEnv, 'logLevel'>, dir = tmpdir()): WorkerLogFile | null {
+export function inlineWorkerLogFile(
+  out: NodeJS.WriteStream,
+  env: Pick<ResolvedEnv, 'logLevel'>,
+  dir = tmpdir(),
+): WorkerLogFile | null {
   if (!out.isTTY) return null;
   const path = join(dir, `gateway-ingest-${new Date().toISOString().replace(/[:.]/g, '-')}-${process.pid}.log`);
   // Synchronous: the file exists once its path is printed, and no line is lost at exit (a line per call is cheap).

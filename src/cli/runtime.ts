@@ -17,7 +17,10 @@ export interface EnvFlags {
 
 /** The flag of every command that calls the gateway. */
 export function allowInsecureHttpOption(): Option {
-  return new Option('--allow-insecure-http', 'allow plain http:// to a gateway that is not on this machine (MARKET_KEY travels in clear; also GATEWAY_ALLOW_INSECURE_HTTP=1)');
+  return new Option(
+    '--allow-insecure-http',
+    'allow plain http:// to a gateway that is not on this machine (MARKET_KEY travels in clear; also GATEWAY_ALLOW_INSECURE_HTTP=1)',
+  );
 }
 
 /** The only place that reads process.env: parsed once, into a resolved type. */
@@ -54,7 +57,10 @@ export function queueSettings(env: ResolvedEnv, connection: Redis): QueueSetting
 
 export function openQueues(env: ResolvedEnv, connection: Redis) {
   const s = queueSettings(env, connection);
-  return { earthquake: openQueue('earthquake', s), indicator: openQueue('indicator', s) } satisfies Record<Operation, unknown>;
+  return { earthquake: openQueue('earthquake', s), indicator: openQueue('indicator', s) } satisfies Record<
+    Operation,
+    unknown
+  >;
 }
 
 /** The gateway settings are required only by commands that call it. */

@@ -79,7 +79,14 @@ export function startSessionWorkers(s: Session, observer?: CallObserver): Runnin
       retryBaseDelayMs: s.env.retryBaseDelayMs,
       interruptDb: () => s.db.interrupt(),
     },
-    { gateway: s.gateway!, db: s.db.db, log: s.log, knowledgeTtlMs: s.env.gatewayKnowledgeTtlMs, observer, budget: { billedCallsPerDay: s.env.billedCallsPerDay } },
+    {
+      gateway: s.gateway!,
+      db: s.db.db,
+      log: s.log,
+      knowledgeTtlMs: s.env.gatewayKnowledgeTtlMs,
+      observer,
+      budget: { billedCallsPerDay: s.env.billedCallsPerDay },
+    },
   );
   const reconciler = startReconciler(s.db.db, s.queues, s.log, RECONCILE_INTERVAL_MS);
   return {
@@ -102,7 +109,10 @@ function workerWatch(s: Session, refs: PartitionRef[], note: (line: string) => v
     checkedAt = Date.now();
     const counts = await Promise.all(ops.map((op) => s.queues[op].getWorkersCount()));
     const none = counts.some((n) => n === 0);
-    if (none && !absent) note(`no worker is taking jobs on queue prefix "${s.env.queuePrefix}": start one (gateway-ingest worker) or re-run with --inline; still waiting`);
+    if (none && !absent)
+      note(
+        `no worker is taking jobs on queue prefix "${s.env.queuePrefix}": start one (gateway-ingest worker) or re-run with --inline; still waiting`,
+      );
     if (!none && absent) note('a worker is taking jobs again');
     absent = none;
   };
@@ -111,7 +121,8 @@ function workerWatch(s: Session, refs: PartitionRef[], note: (line: string) => v
 /** What `--wait` says when the work is held rather than finished, and how to go on. Pure. */
 export function haltMessage(halt: Halt, backfillId: string | null): string {
   const id = backfillId ?? '<id>';
-  if (halt.kind === 'cancelled') return `cancelled: what was written stays; running the same backfill again fetches only what is missing`;
+  if (halt.kind === 'cancelled')
+    return `cancelled: what was written stays; running the same backfill again fetches only what is missing`;
   if (halt.kind === 'paused') return `paused by user: \`gateway-ingest backfill resume ${id}\` continues it`;
   if (halt.scope === 'backfill') {
     return `paused by budget: ${halt.used} of ${halt.cap} billed calls; raise with \`gateway-ingest backfill budget ${id} N\` (or \`backfill resume ${id} --max-billed-calls N\`)`;
@@ -123,7 +134,12 @@ export function haltMessage(halt: Halt, backfillId: string | null): string {
  * `--wait` / `--inline`: waits for the partitions with progress until they are finished, or until
  * the backfill is held (paused, cancelled, at a budget) and says which; 0 only if every one is done.
  */
-export async function awaitBackfill(s: Session, refs: PartitionRef[], inline: boolean, options: { backfillId?: string | null } = {}): Promise<number> {
+export async function awaitBackfill(
+  s: Session,
+  refs: PartitionRef[],
+  inline: boolean,
+  options: { backfillId?: string | null } = {},
+): Promise<number> {
   const backfillId = options.backfillId ?? null;
   const logFile = inline ? inlineWorkerLogFile(process.stderr, s.env) : null;
   const workers = inline ? startSessionWorkers(logFile ? { ...s, log: logFile.log } : s) : null;
@@ -155,36 +171,53 @@ export async function awaitBackfill(s: Session, refs: PartitionRef[], inline: bo
     }
   };
   try {
-    const p = await waitForPartitions(s.db.db, refs, (p) => {
-      if (outage) reporter.note('PostgreSQL answers again');
-      outage = false;
-      reporter.update(p);
-    }, {
-      signal: stop.signal,
-      onOutage: (e) => {
-        if (!outage) reporter.note(`PostgreSQL does not answer (${e.message}); still waiting`);
-        outage = true;
+    const p = await waitForPartitions(
+      s.db.db,
+      refs,
+      (p) => {
+        if (outage) reporter.note('PostgreSQL answers again');
+        outage = false;
+        reporter.update(p);
       },
-      halt: backfillId === null ? undefined : () => backfillHalt(s.db.db, s.queues, backfillId, s.env.billedCallsPerDay),
-      onTick: async () => {
-        await pingRedis();
-        await watchWorkers?.();
-        const r = await reconciler?.runOnce();
-        if (r && r.requeued.length > reportedRequeue) reporter.note(`${r.requeued.length} partitions had no job that would run them (Redis lost it?): queued again, e.g. ${r.requeued[0]}`);
-        if (r) reportedRequeue = r.requeued.length;
+      {
+        signal: stop.signal,
+        onOutage: (e) => {
+          if (!outage) reporter.note(`PostgreSQL does not answer (${e.message}); still waiting`);
+          outage = true;
+        },
+        halt:
+          backfillId === null ? undefined : () => backfillHalt(s.db.db, s.queues, backfillId, s.env.billedCallsPerDay),
+        onTick: async () => {
+          await pingRedis();
+          await watchWorkers?.();
+          const r = await reconciler?.runOnce();
+          if (r && r.requeued.length > reportedRequeue)
+            reporter.note(
+              `${r.requeued.length} partitions had no job that would run them (Redis lost it?): queued again, e.g. ${r.requeued[0]}`,
+            );
+          if (r) reportedRequeue = r.requeued.length;
+        },
       },
-    });
+    );
     reporter.stop();
     const unfinished = p.total - p.done - p.partial - p.failed;
     const partial = p.partial > 0 ? `${p.partial} partial, ` : '';
-    process.stdout.write(`${p.halt ? 'stopped' : 'finished'}: ${p.done} done, ${partial}${p.failed} failed, ${unfinished} unfinished of ${p.total} partitions\n`);
+    process.stdout.write(
+      `${p.halt ? 'stopped' : 'finished'}: ${p.done} done, ${partial}${p.failed} failed, ${unfinished} unfinished of ${p.total} partitions\n`,
+    );
     if (p.halt) process.stdout.write(`${haltMessage(p.halt, backfillId)}\n`);
-    if (p.partial > 0) process.stdout.write('partial windows hold intervals no query could resolve: `gateway-ingest status` lists them; a re-run retries only those\n');
+    if (p.partial > 0)
+      process.stdout.write(
+        'partial windows hold intervals no query could resolve: `gateway-ingest status` lists them; a re-run retries only those\n',
+      );
     return p.done === p.total ? EXIT.ok : EXIT.failed;
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await Promise.all([settledWithin(reconciler?.stop() ?? Promise.resolve(), CLOSE_STEP_MS), workers?.close(s.env.shutdownDeadlineMs)]);
+    await Promise.all([
+      settledWithin(reconciler?.stop() ?? Promise.resolve(), CLOSE_STEP_MS),
+      workers?.close(s.env.shutdownDeadlineMs),
+    ]);
     logFile?.close();
   }
 }

@@ -38,10 +38,24 @@ function yearCoverage(range: { from: number; to: number } | null, done: Range[])
   const r = range ?? (done.length > 0 ? { from: done[0]!.start, to: done.at(-1)!.end } : null);
   if (r === null) return null;
   const c = coverageOf({ start: r.from, end: r.to }, done, 1);
-  return { unit: 'year', from: r.from, to: r.to, coveredFraction: c.coveredFraction, gaps: c.gaps.map((g) => ({ from: g.start, to: g.end })) };
+  return {
+    unit: 'year',
+    from: r.from,
+    to: r.to,
+    coveredFraction: c.coveredFraction,
+    gaps: c.gaps.map((g) => ({ from: g.start, to: g.end })),
+  };
 }
 
-const NO_FRESHNESS: StreamFreshness = { newestEventTime: null, lastValueYear: null, doneWindows: [], doneYears: [], proven: [], deletedEvents: 0, revisedLastDay: 0 };
+const NO_FRESHNESS: StreamFreshness = {
+  newestEventTime: null,
+  lastValueYear: null,
+  doneWindows: [],
+  doneYears: [],
+  proven: [],
+  deletedEvents: 0,
+  revisedLastDay: 0,
+};
 
 function emptyStatus(streamKey: string, operation: string, name: string): StreamStatus {
   return {
@@ -87,11 +101,18 @@ function reportOf(row: StreamStatus, f: StreamFreshness, d: Declared | undefined
 }
 
 /** Every stream in the database, plus declared ones that never ran (with zero counts). */
-export function buildStatusReport(rows: StreamStatus[], freshness: Map<string, StreamFreshness>, file: ResolvedJobsFile | null, nowMs: number): StreamReport[] {
+export function buildStatusReport(
+  rows: StreamStatus[],
+  freshness: Map<string, StreamFreshness>,
+  file: ResolvedJobsFile | null,
+  nowMs: number,
+): StreamReport[] {
   const declared = file ? declaredStreams(file, new Date(nowMs).getUTCFullYear()) : new Map<string, Declared>();
   const known = new Set(rows.map((r) => r.streamKey));
   const missing = [...declared.entries()]
     .filter(([key]) => !known.has(key))
     .map(([key, d]) => emptyStatus(key, d.range.unit === 'time' ? 'earthquake' : 'indicator', d.name));
-  return [...rows, ...missing].map((r) => reportOf(r, freshness.get(r.streamKey) ?? NO_FRESHNESS, declared.get(r.streamKey), nowMs));
+  return [...rows, ...missing].map((r) =>
+    reportOf(r, freshness.get(r.streamKey) ?? NO_FRESHNESS, declared.get(r.streamKey), nowMs),
+  );
 }

@@ -15,8 +15,7 @@ export type DurationUnit = keyof typeof DURATION_UNITS_MS;
 const DURATION = /^([1-9][0-9]*)([smhd])$/;
 
 /** How a bad duration is explained to the operator, in one place so messages and docs agree. */
-export const DURATION_RULE =
-  'must be a duration: a positive whole number and a unit s, m, h or d (30s, 10m, 6h, 7d)';
+export const DURATION_RULE = 'must be a duration: a positive whole number and a unit s, m, h or d (30s, 10m, 6h, 7d)';
 
 /** Milliseconds of a duration such as `10m`, or null when the text is not a valid duration. */
 export function parseDurationMs(text: string): number | null {

@@ -5,11 +5,7 @@ export const DEFAULT_DATABASE_URL = 'postgres://postgres:postgres@127.0.0.1:5432
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
 const intFromEnv = (min: number, max: number) =>
-  z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+  z.string().regex(/^\d+$/, 'must be a whole number').transform(Number).pipe(z.number().int().min(min).max(max));
 
 /**
  * A URL check that never throws: an unparseable value becomes one issue naming what is wrong. The
@@ -48,7 +44,9 @@ const marketKey = z.string().superRefine((value, ctx) => {
 const flagFromEnv = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 
 const envSchema = z.object({
-  DATABASE_URL: urlWithScheme(['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/database').default(DEFAULT_DATABASE_URL),
+  DATABASE_URL: urlWithScheme(['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/database').default(
+    DEFAULT_DATABASE_URL,
+  ),
   REDIS_URL: urlWithScheme(['redis:', 'rediss:'], 'redis://host:6379').default(DEFAULT_REDIS_URL),
   GATEWAY_BASE_URL: urlWithScheme(['http:', 'https:'], 'https://gateway.example.com').optional(),
   MARKET_KEY: marketKey.optional(),
@@ -70,7 +68,10 @@ const envSchema = z.object({
   GATEWAY_KNOWLEDGE_TTL_MS: intFromEnv(0, 30 * 86_400_000).default(3_600_000),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   BILLED_CALLS_PER_DAY: intFromEnv(1, 2_147_483_647).optional(),
-  DASHBOARD_TOKEN: z.string().regex(/^[\x21-\x7e]{16,}$/, 'must be at least 16 visible ASCII characters, no spaces').optional(),
+  DASHBOARD_TOKEN: z
+    .string()
+    .regex(/^[\x21-\x7e]{16,}$/, 'must be at least 16 visible ASCII characters, no spaces')
+    .optional(),
   CONFIRM_BILLED_CALLS: intFromEnv(0, 1_000_000_000).default(1_000),
   AUDIT_RETENTION_DAYS: intFromEnv(1, 36_500).default(400),
 });

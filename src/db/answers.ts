@@ -27,13 +27,26 @@ export async function commitAnswer(
   return db.transaction(async (tx) => {
     // Rows first, so that the audit row is completed in one write, with their count.
     const rowsWritten = await writeRows(tx, attemptId);
-    await recordAttempt(tx, attemptId, r, truncated, rowsWritten, ctx, progress === 'answered' ? progress : { ...progress, rowsWritten });
+    await recordAttempt(
+      tx,
+      attemptId,
+      r,
+      truncated,
+      rowsWritten,
+      ctx,
+      progress === 'answered' ? progress : { ...progress, rowsWritten },
+    );
     return { executionRowId: attemptId, rowsWritten };
   });
 }
 
 /** A failed attempt: its audit row and the partition's last error, together. Returns failures in a row. */
-export async function commitFailedAttempt(db: Db, attemptId: number, r: AttemptRecord, ctx: CallContext): Promise<number> {
+export async function commitFailedAttempt(
+  db: Db,
+  attemptId: number,
+  r: AttemptRecord,
+  ctx: CallContext,
+): Promise<number> {
   return recordAttempt(db, attemptId, r, null, 0, ctx, null);
 }
 
@@ -57,7 +70,13 @@ async function recordAttempt(
 }
 
 /** A read ends: the partition done (or partial) and what it proved complete recorded, together. */
-export async function finishRead(db: Db, ref: CallContext, finish: FinishedRead, proven: ReadonlyArray<{ lo: number; hi: number }>, at: Date): Promise<void> {
+export async function finishRead(
+  db: Db,
+  ref: CallContext,
+  finish: FinishedRead,
+  proven: ReadonlyArray<{ lo: number; hi: number }>,
+  at: Date,
+): Promise<void> {
   await db.transaction(async (tx) => {
     await finishPartition(tx, ref, finish);
     await recordProof(tx, ref.streamKey, proven, at);

@@ -30,14 +30,34 @@ export type Begun = { attemptId: number; refused: null } | { attemptId: null; re
  * other scopes are given back (a concurrent reservation may meanwhile see them taken: it is then
  * held a little early, never let past a cap).
  */
-export async function beginAttempt(db: Db, scopes: BudgetScope[], operation: Operation, request: object, ctx: CallContext, startedAt: Date): Promise<Begun> {
+export async function beginAttempt(
+  db: Db,
+  scopes: BudgetScope[],
+  operation: Operation,
+  request: object,
+  ctx: CallContext,
+  startedAt: Date,
+): Promise<Begun> {
   const outright = refusedOutright(scopes);
   if (outright) return { attemptId: null, refused: outright };
-  const columns = [e.operation, e.streamKey, e.partitionKey, e.jobId, e.attempt, e.callPurpose, e.backfillId, e.request, e.startedAt];
+  const columns = [
+    e.operation,
+    e.streamKey,
+    e.partitionKey,
+    e.jobId,
+    e.attempt,
+    e.callPurpose,
+    e.backfillId,
+    e.request,
+    e.startedAt,
+  ];
   const result = await db.execute<{ reserved: string[]; id: string | number | null }>(sql`
     with reserved as (${reservation(db, scopes).getSQL()}),
     attempt as (
-      insert into ${e} (${sql.join(columns.map((col) => sql.identifier(col.name)), sql`, `)})
+      insert into ${e} (${sql.join(
+        columns.map((col) => sql.identifier(col.name)),
+        sql`, `,
+      )})
       select ${operation}::text, ${ctx.streamKey}::text, ${ctx.partitionKey}::text, ${ctx.jobId}::text, ${ctx.attempt}::int,
         ${ctx.purpose}::text, ${ctx.backfillId ?? null}::text, ${JSON.stringify(request)}::jsonb, ${startedAt.toISOString()}::timestamptz
       where (select count(*) from reserved) = ${scopes.length}
@@ -47,7 +67,10 @@ export async function beginAttempt(db: Db, scopes: BudgetScope[], operation: Ope
   const row = result.rows[0];
   if (row?.id !== null && row?.id !== undefined) return { attemptId: Number(row.id), refused: null };
   const reserved = row?.reserved ?? [];
-  await releaseBudget(db, scopes.filter((s) => reserved.includes(s.scope)));
+  await releaseBudget(
+    db,
+    scopes.filter((s) => reserved.includes(s.scope)),
+  );
   return { attemptId: null, refused: firstUnreserved(scopes, reserved) ?? scopes[0]! };
 }
 
@@ -60,7 +83,13 @@ export function billedOf(r: AttemptRecord): boolean | null {
  * The answer, or what is known of a failure, written onto the row begun before the call: the
  * statement, not yet run (db/answers.ts runs it together with the partition's progress).
  */
-export function completion(tx: Tx | Db, attemptId: number, r: AttemptRecord, truncated: boolean | null, rowsWritten = 0) {
+export function completion(
+  tx: Tx | Db,
+  attemptId: number,
+  r: AttemptRecord,
+  truncated: boolean | null,
+  rowsWritten = 0,
+) {
   return tx
     .update(e)
     .set({
@@ -107,7 +136,11 @@ export async function discardAttempt(db: Db, attemptId: number): Promise<void> {
 }
 
 /** The latest answered call of a partition since `since`: the execution a finished read's marks cite. */
-export async function lastAnswerOf(db: Db, ref: { streamKey: string; partitionKey: string }, since: Date): Promise<number | null> {
+export async function lastAnswerOf(
+  db: Db,
+  ref: { streamKey: string; partitionKey: string },
+  since: Date,
+): Promise<number | null> {
   const [row] = await db
     .select({ id: e.id })
     .from(e)

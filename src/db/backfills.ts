@@ -27,7 +27,13 @@ export interface BackfillRecord extends NewBackfill {
 export async function insertBackfill(db: Db, x: NewBackfill): Promise<boolean> {
   const rows = await db
     .insert(b)
-    .values({ id: x.id, operation: x.operation, description: x.description, streamKeys: x.streamKeys, maxBilledCalls: x.maxBilledCalls })
+    .values({
+      id: x.id,
+      operation: x.operation,
+      description: x.description,
+      streamKeys: x.streamKeys,
+      maxBilledCalls: x.maxBilledCalls,
+    })
     .onConflictDoNothing()
     .returning({ id: b.id });
   return rows.length === 1;
@@ -55,10 +61,15 @@ export async function loadBackfill(db: Db, id: string): Promise<BackfillRecord |
 }
 
 /** What a worker checks before each call: the control state and the cap. */
-export async function loadBackfillGate(db: Db, id: string): Promise<{ control: BackfillControl; maxBilledCalls: number | null } | null> {
+export async function loadBackfillGate(
+  db: Db,
+  id: string,
+): Promise<{ control: BackfillControl; maxBilledCalls: number | null } | null> {
   const rows = await db.select({ control: b.control, maxBilledCalls: b.maxBilledCalls }).from(b).where(eq(b.id, id));
   const r = rows[0];
-  return r ? { control: backfillControlSchema.catch('paused').parse(r.control), maxBilledCalls: r.maxBilledCalls } : null;
+  return r
+    ? { control: backfillControlSchema.catch('paused').parse(r.control), maxBilledCalls: r.maxBilledCalls }
+    : null;
 }
 
 /** The newest backfills that planned any of `streamKeys`, newest first. */
@@ -67,7 +78,12 @@ export async function backfillsOfStreams(db: Db, streamKeys: string[]): Promise<
   const rows = await db
     .select()
     .from(b)
-    .where(sql`${b.streamKeys} ?| array[${sql.join(streamKeys.map((k) => sql`${k}`), sql`, `)}]::text[]`)
+    .where(
+      sql`${b.streamKeys} ?| array[${sql.join(
+        streamKeys.map((k) => sql`${k}`),
+        sql`, `,
+      )}]::text[]`,
+    )
     .orderBy(desc(b.createdAt), desc(b.id));
   return rows.map(recordOf);
 }
@@ -75,7 +91,11 @@ export async function backfillsOfStreams(db: Db, streamKeys: string[]): Promise<
 /** Cancel is final: a cancelled backfill never becomes active or paused again. False when it did not apply. */
 export async function setBackfillControl(db: Db, id: string, control: BackfillControl): Promise<boolean> {
   const final = control === BACKFILL_CONTROL.cancelled ? sql`true` : ne(b.control, BACKFILL_CONTROL.cancelled);
-  const rows = await db.update(b).set({ control, updatedAt: new Date() }).where(and(eq(b.id, id), final)).returning({ id: b.id });
+  const rows = await db
+    .update(b)
+    .set({ control, updatedAt: new Date() })
+    .where(and(eq(b.id, id), final))
+    .returning({ id: b.id });
   return rows.length === 1;
 }
 

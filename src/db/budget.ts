@@ -28,7 +28,10 @@ export function firstUnreserved(scopes: BudgetScope[], reserved: Iterable<string
  */
 export function reservation(db: Db | Tx, scopes: BudgetScope[]) {
   // Caps are per scope; a scope without a cap is only counted.
-  const capOf = sql`(case ${c.scope} ${sql.join(scopes.map((s) => sql`when ${s.scope} then ${s.cap}::int`), sql` `)} end)`;
+  const capOf = sql`(case ${c.scope} ${sql.join(
+    scopes.map((s) => sql`when ${s.scope} then ${s.cap}::int`),
+    sql` `,
+  )} end)`;
   return db
     .insert(c)
     .values(scopes.map((s) => ({ scope: s.scope, day: s.day, calls: 1 })))
@@ -51,6 +54,9 @@ export async function releaseBudget(db: Db | Tx, scopes: ReservedScope[]): Promi
 
 /** The units reserved in one counter (0 when it was never used). */
 export async function budgetUsed(db: Db, scope: ReservedScope): Promise<number> {
-  const rows = await db.select({ calls: c.calls }).from(c).where(and(eq(c.scope, scope.scope), eq(c.day, scope.day)));
+  const rows = await db
+    .select({ calls: c.calls })
+    .from(c)
+    .where(and(eq(c.scope, scope.scope), eq(c.day, scope.day)));
   return rows[0]?.calls ?? 0;
 }

@@ -62,14 +62,20 @@ function silenceError(message: string): Error {
  * of the pool, the socket's idle timer destroys it when no byte came for `silenceMs`; the statement
  * then fails as a lost connection (retried by its caller on a fresh one) and the pool drops the client.
  */
-function watchSilence(client: pg.PoolClient, silenceMs: number, sockets: Map<Socket, pg.PoolClient>, checkedOut: Set<pg.PoolClient>): void {
+function watchSilence(
+  client: pg.PoolClient,
+  silenceMs: number,
+  sockets: Map<Socket, pg.PoolClient>,
+  checkedOut: Set<pg.PoolClient>,
+): void {
   const socket = socketOf(client);
   if (socket === null) return;
   sockets.set(socket, client);
   socket.once('close', () => sockets.delete(socket));
   socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
   socket.setTimeout(silenceMs, () => {
-    if (checkedOut.has(client)) socket.destroy(silenceError(`PostgreSQL connection silent for ${silenceMs} ms: destroyed`));
+    if (checkedOut.has(client))
+      socket.destroy(silenceError(`PostgreSQL connection silent for ${silenceMs} ms: destroyed`));
   });
 }
 
@@ -99,7 +105,8 @@ export function openDb(url: string, options: DbOptions = {}): DbHandle {
   });
   // Statements still running when a shutdown's deadline passed are cut off: their callers see a lost connection.
   const interrupt = () => {
-    for (const [socket, client] of sockets) if (checkedOut.has(client)) socket.destroy(silenceError('PostgreSQL statement cut off by shutdown'));
+    for (const [socket, client] of sockets)
+      if (checkedOut.has(client)) socket.destroy(silenceError('PostgreSQL statement cut off by shutdown'));
   };
   const close = async () => {
     // Whatever is still checked out now is stuck; ending a pool waits for each client to say
@@ -116,7 +123,10 @@ export async function assertDbReachable(handle: DbHandle, url: string): Promise<
     await handle.pool.query('select 1');
   } catch (cause) {
     if ((cause as { code?: string }).code === '3D000') {
-      throw new ServiceUnavailableError(`database of ${redactUrl(url)} does not exist: run \`gateway-ingest migrate\` first`, { cause });
+      throw new ServiceUnavailableError(
+        `database of ${redactUrl(url)} does not exist: run \`gateway-ingest migrate\` first`,
+        { cause },
+      );
     }
     throw new ServiceUnavailableError(`${postgresHint(url)} (${(cause as Error).message})`, { cause });
   }

@@ -6,7 +6,12 @@ import type { Db, Tx } from './connection.js';
 import { coverageProofs as c, ingestPartitions as p } from './schema.js';
 
 /** Records that `[lo, hi]` of the stream was proven complete at `provenAt`, inside the caller's transaction. */
-export async function recordProof(tx: Tx, streamKey: string, proofs: ReadonlyArray<{ lo: number; hi: number }>, provenAt: Date): Promise<void> {
+export async function recordProof(
+  tx: Tx,
+  streamKey: string,
+  proofs: ReadonlyArray<{ lo: number; hi: number }>,
+  provenAt: Date,
+): Promise<void> {
   if (proofs.length === 0) return;
   // Two workers finishing windows of one stream at once must not interleave their rewrites.
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`coverage:${streamKey}`}))`);

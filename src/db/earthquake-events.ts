@@ -37,7 +37,17 @@ const incoming = sql`(excluded.time, excluded.magnitude, excluded.magnitude_type
 
 type EventRow = ReturnType<typeof eventRows>[number];
 /** The catalog fields of an event, as compared between a stored row and an answer. */
-const REVISED_FIELDS = ['time', 'magnitude', 'magnitudeType', 'place', 'latitude', 'longitude', 'depthKm', 'tsunamiFlag', 'url'] as const;
+const REVISED_FIELDS = [
+  'time',
+  'magnitude',
+  'magnitudeType',
+  'place',
+  'latitude',
+  'longitude',
+  'depthKm',
+  'tsunamiFlag',
+  'url',
+] as const;
 type Stored = Pick<EventRow, (typeof REVISED_FIELDS)[number] | 'id'> & { deletedAt: Date | null };
 
 export interface Revision {
@@ -63,7 +73,8 @@ export function eventRevisions(stored: readonly Stored[], rows: readonly EventRo
       oldValue: json(old[f]),
       newValue: json(row[f]),
     }));
-    if (old.deletedAt) changed.push({ eventId: row.id, field: 'deleted', oldValue: old.deletedAt.toISOString(), newValue: null });
+    if (old.deletedAt)
+      changed.push({ eventId: row.id, field: 'deleted', oldValue: old.deletedAt.toISOString(), newValue: null });
     return changed;
   });
 }
@@ -94,9 +105,16 @@ async function storedVersions(tx: Tx, ids: readonly string[]): Promise<Stored[]>
  * columns travel as ten array parameters (unnest), not as 200 rows of bound values each.
  * Returns rows inserted or revised.
  */
-export async function upsertEvents(tx: Tx, rows: ReturnType<typeof eventRows>, executionId: number | null = null): Promise<number> {
+export async function upsertEvents(
+  tx: Tx,
+  rows: ReturnType<typeof eventRows>,
+  executionId: number | null = null,
+): Promise<number> {
   if (rows.length === 0) return 0;
-  const stored = await storedVersions(tx, rows.map((r) => r.id));
+  const stored = await storedVersions(
+    tx,
+    rows.map((r) => r.id),
+  );
   const revisions = eventRevisions(stored, rows);
   const col = <K extends keyof EventRow>(k: K) => param(rows.map((r) => r[k]));
   const seenAt = rows[0]!.lastSeenAt.toISOString();
@@ -116,7 +134,9 @@ export async function upsertEvents(tx: Tx, rows: ReturnType<typeof eventRows>, e
       revised_at = case when ${fields} is distinct from ${incoming} then excluded.last_seen_at else ${t.revisedAt} end,
       deleted_at = null, deleted_execution_id = null`);
   if (revisions.length > 0) {
-    await tx.insert(earthquakeRevisions).values(revisions.map((r) => ({ ...r, executionId, revisedAt: rows[0]!.lastSeenAt })));
+    await tx
+      .insert(earthquakeRevisions)
+      .values(revisions.map((r) => ({ ...r, executionId, revisedAt: rows[0]!.lastSeenAt })));
   }
   const revised = new Set(revisions.map((r) => r.eventId));
   return rows.length - stored.length + revised.size;
@@ -132,7 +152,15 @@ export async function recordEarthquakeAnswer(
   truncated: boolean,
   progress: Omit<Progress, 'rowsWritten'>,
 ): Promise<{ executionRowId: number; rowsWritten: number }> {
-  return commitAnswer(db, attemptId, record, ctx, truncated, (tx, id) => upsertEvents(tx, eventRows(events, record.finishedAt, id), id), progress);
+  return commitAnswer(
+    db,
+    attemptId,
+    record,
+    ctx,
+    truncated,
+    (tx, id) => upsertEvents(tx, eventRows(events, record.finishedAt, id), id),
+    progress,
+  );
 }
 
 /**
@@ -159,7 +187,13 @@ export function matchesFilters(f: EarthquakeFilters): SQL {
  */
 export async function deletionCandidates(
   db: Db,
-  q: { filters: EarthquakeFilters; region: { lo: number; hi: number }; excluded: ReadonlyArray<{ lo: number; hi: number }>; seenSince: Date; precisionMs: number },
+  q: {
+    filters: EarthquakeFilters;
+    region: { lo: number; hi: number };
+    excluded: ReadonlyArray<{ lo: number; hi: number }>;
+    seenSince: Date;
+    precisionMs: number;
+  },
 ): Promise<Array<{ id: string; timeMs: number }>> {
   const from = new Date(q.region.lo + q.precisionMs);
   const to = new Date(q.region.hi - q.precisionMs);
@@ -176,7 +210,13 @@ export async function deletionCandidates(
  * Marks events deleted on the proof of execution `executionId`, with a history row each. Only
  * events still unseen since `seenSince` are marked: one seen meanwhile is in the catalog.
  */
-export async function markDeleted(tx: Tx, ids: readonly string[], executionId: number, at: Date, seenSince: Date): Promise<number> {
+export async function markDeleted(
+  tx: Tx,
+  ids: readonly string[],
+  executionId: number,
+  at: Date,
+  seenSince: Date,
+): Promise<number> {
   if (ids.length === 0) return 0;
   const marked = await tx
     .update(t)
@@ -184,7 +224,18 @@ export async function markDeleted(tx: Tx, ids: readonly string[], executionId: n
     .where(and(inArray(t.id, [...ids]), isNull(t.deletedAt), lt(t.lastSeenAt, seenSince)))
     .returning({ id: t.id });
   if (marked.length > 0) {
-    await tx.insert(earthquakeRevisions).values(marked.map((m) => ({ eventId: m.id, field: 'deleted', oldValue: null, newValue: at.toISOString(), executionId, revisedAt: at })));
+    await tx
+      .insert(earthquakeRevisions)
+      .values(
+        marked.map((m) => ({
+          eventId: m.id,
+          field: 'deleted',
+          oldValue: null,
+          newValue: at.toISOString(),
+          executionId,
+          revisedAt: at,
+        })),
+      );
   }
   return marked.length;
 }
@@ -200,16 +251,29 @@ export async function recordDeletionCheck(
   seenSince: Date,
 ): Promise<{ executionRowId: number; rowsWritten: number; marked: number }> {
   let marked = 0;
-  const done = await commitAnswer(db, attemptId, record, ctx, null, async (tx, id) => {
-    const revised = await upsertEvents(tx, eventRows(present, record.finishedAt, id), id);
-    marked = await markDeleted(tx, absent, id, record.finishedAt, seenSince);
-    return revised + marked;
-  }, 'answered');
+  const done = await commitAnswer(
+    db,
+    attemptId,
+    record,
+    ctx,
+    null,
+    async (tx, id) => {
+      const revised = await upsertEvents(tx, eventRows(present, record.finishedAt, id), id);
+      marked = await markDeleted(tx, absent, id, record.finishedAt, seenSince);
+      return revised + marked;
+    },
+    'answered',
+  );
   return { ...done, marked };
 }
 
 /** Times (epoch ms, ascending) of the stream's stored events inside [fromMs, toMs], not marked deleted. */
-export async function storedEventTimes(db: Db, filters: EarthquakeFilters, fromMs: number, toMs: number): Promise<number[]> {
+export async function storedEventTimes(
+  db: Db,
+  filters: EarthquakeFilters,
+  fromMs: number,
+  toMs: number,
+): Promise<number[]> {
   const result = await db.execute<{ ms: string | number }>(sql`
     select (extract(epoch from e.time) * 1000)::float8 as ms from earthquake_events e
     where e.deleted_at is null and e.time >= ${new Date(fromMs).toISOString()}::timestamptz

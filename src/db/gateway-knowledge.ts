@@ -9,7 +9,9 @@ import type { Db } from './connection.js';
 import { gatewayKnowledge as k } from './schema.js';
 
 const tally = z.object({ confirmed: z.number(), refuted: z.number() });
-const orderStatsSchema = z.object({ newest: tally, oldest: tally }).catch({ newest: { confirmed: 0, refuted: 0 }, oldest: { confirmed: 0, refuted: 0 } });
+const orderStatsSchema = z
+  .object({ newest: tally, oldest: tally })
+  .catch({ newest: { confirmed: 0, refuted: 0 }, oldest: { confirmed: 0, refuted: 0 } });
 export type OrderStats = z.infer<typeof orderStatsSchema>;
 
 export interface GatewayFacts {
@@ -22,7 +24,12 @@ export interface GatewayFacts {
 
 const NO_FACTS: GatewayFacts = { capFloor: 1, probedRecently: false, orderStats: orderStatsSchema.parse(undefined) };
 
-export async function readGatewayFacts(db: Db, gatewayKey: string, nowMs: number, ttlMs: number): Promise<GatewayFacts> {
+export async function readGatewayFacts(
+  db: Db,
+  gatewayKey: string,
+  nowMs: number,
+  ttlMs: number,
+): Promise<GatewayFacts> {
   const [row] = await db.select().from(k).where(eq(k.gatewayKey, gatewayKey));
   if (!row) return NO_FACTS;
   const fresh = (at: Date | null) => at !== null && nowMs - at.getTime() < ttlMs;
@@ -37,7 +44,13 @@ export async function readGatewayFacts(db: Db, gatewayKey: string, nowMs: number
  * An answer of `size` events: the cap is at least that. A floor older than the TTL is replaced
  * rather than raised, so a gateway whose cap went down is relearned within the TTL.
  */
-export async function recordAnswerSize(db: Db, gatewayKey: string, size: number, at: Date, ttlMs: number): Promise<void> {
+export async function recordAnswerSize(
+  db: Db,
+  gatewayKey: string,
+  size: number,
+  at: Date,
+  ttlMs: number,
+): Promise<void> {
   const staleBefore = new Date(at.getTime() - ttlMs);
   await db
     .insert(k)
@@ -64,13 +77,23 @@ const FADE = 0.8;
 
 export async function recordOrderEvidence(db: Db, gatewayKey: string, seen: OrderStats): Promise<void> {
   await db.transaction(async (tx) => {
-    await tx.insert(k).values({ gatewayKey, capFloor: 1, capSeenAt: new Date(0), orderStats: NO_FACTS.orderStats }).onConflictDoNothing();
-    const [row] = await tx.select({ orderStats: k.orderStats }).from(k).where(eq(k.gatewayKey, gatewayKey)).for('update');
+    await tx
+      .insert(k)
+      .values({ gatewayKey, capFloor: 1, capSeenAt: new Date(0), orderStats: NO_FACTS.orderStats })
+      .onConflictDoNothing();
+    const [row] = await tx
+      .select({ orderStats: k.orderStats })
+      .from(k)
+      .where(eq(k.gatewayKey, gatewayKey))
+      .for('update');
     const old = orderStatsSchema.parse(row?.orderStats);
     const blend = (d: 'newest' | 'oldest') => ({
       confirmed: FADE * old[d].confirmed + seen[d].confirmed,
       refuted: FADE * old[d].refuted + seen[d].refuted,
     });
-    await tx.update(k).set({ orderStats: { newest: blend('newest'), oldest: blend('oldest') }, updatedAt: new Date() }).where(eq(k.gatewayKey, gatewayKey));
+    await tx
+      .update(k)
+      .set({ orderStats: { newest: blend('newest'), oldest: blend('oldest') }, updatedAt: new Date() })
+      .where(eq(k.gatewayKey, gatewayKey));
   });
 }

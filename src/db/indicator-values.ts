@@ -2,14 +2,26 @@ import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { AttemptRecord } from '../gateway/attempt.js';
 import type { IndicatorResult } from '../gateway/schemas.js';
 import type { Db, Tx } from './connection.js';
-import { countries, countryCodeAliases, indicators, indicatorSeries, indicatorValueRevisions, indicatorValues } from './schema.js';
+import {
+  countries,
+  countryCodeAliases,
+  indicators,
+  indicatorSeries,
+  indicatorValueRevisions,
+  indicatorValues,
+} from './schema.js';
 import { recordProof } from './coverage.js';
 import { PARTITION_STATE } from '../domain/partition.js';
 import { commitAnswer } from './answers.js';
 import type { CallContext } from './audit.js';
 
 /** Row mapping, pure: years of the chunk only, one row per year, null values kept. */
-export function valueRows(result: IndicatorResult, years: { startYear: number; endYear: number }, seenAt: Date, executionRowId: number) {
+export function valueRows(
+  result: IndicatorResult,
+  years: { startYear: number; endYear: number },
+  seenAt: Date,
+  executionRowId: number,
+) {
   const byYear = new Map<number, number | null>();
   for (const v of result.values ?? []) {
     if (v.year >= years.startYear && v.year <= years.endYear) byYear.set(v.year, v.value);
@@ -30,22 +42,40 @@ const v = indicatorValues;
 const changed = sql`${v.value} is distinct from excluded.value`;
 
 /** Pure: the stored values an answer changes (a new year is not a revision). */
-export function valueRevisions(stored: ReadonlyArray<{ year: number; value: number | null }>, rows: ReturnType<typeof valueRows>) {
+export function valueRevisions(
+  stored: ReadonlyArray<{ year: number; value: number | null }>,
+  rows: ReturnType<typeof valueRows>,
+) {
   const before = new Map(stored.map((r) => [r.year, r.value]));
-  return rows.filter((r) => before.has(r.year) && before.get(r.year) !== r.value).map((r) => ({ year: r.year, oldValue: before.get(r.year) ?? null, newValue: r.value }));
+  return rows
+    .filter((r) => before.has(r.year) && before.get(r.year) !== r.value)
+    .map((r) => ({ year: r.year, oldValue: before.get(r.year) ?? null, newValue: r.value }));
 }
 
 /**
  * Unchanged values keep their execution and `changed_at`; only `last_seen_at` moves. A changed
  * value (the series was revised) gets a history row with the series' `last_updated` marker.
  */
-export async function upsertValues(tx: Tx, rows: ReturnType<typeof valueRows>, lastUpdated: string | null = null): Promise<number> {
+export async function upsertValues(
+  tx: Tx,
+  rows: ReturnType<typeof valueRows>,
+  lastUpdated: string | null = null,
+): Promise<number> {
   if (rows.length === 0) return 0;
   const { indicatorId, countryId, lastSeenAt, lastExecutionId } = rows[0]!;
   const stored = await tx
     .select({ year: v.year, value: v.value })
     .from(v)
-    .where(and(eq(v.indicatorId, indicatorId), eq(v.countryId, countryId), inArray(v.year, rows.map((r) => r.year))));
+    .where(
+      and(
+        eq(v.indicatorId, indicatorId),
+        eq(v.countryId, countryId),
+        inArray(
+          v.year,
+          rows.map((r) => r.year),
+        ),
+      ),
+    );
   const revisions = valueRevisions(stored, rows);
   await tx
     .insert(v)
@@ -60,20 +90,43 @@ export async function upsertValues(tx: Tx, rows: ReturnType<typeof valueRows>, l
       },
     });
   if (revisions.length > 0) {
-    await tx.insert(indicatorValueRevisions).values(revisions.map((r) => ({ indicatorId, countryId, ...r, lastUpdated, executionId: lastExecutionId, changedAt: lastSeenAt })));
+    await tx
+      .insert(indicatorValueRevisions)
+      .values(
+        revisions.map((r) => ({
+          indicatorId,
+          countryId,
+          ...r,
+          lastUpdated,
+          executionId: lastExecutionId,
+          changedAt: lastSeenAt,
+        })),
+      );
   }
   return rows.length - stored.length + revisions.length;
 }
 
-async function upsertSeriesMetadata(tx: Tx, result: IndicatorResult, requestedCountry: string, seenAt: Date, executionRowId: number) {
+async function upsertSeriesMetadata(
+  tx: Tx,
+  result: IndicatorResult,
+  requestedCountry: string,
+  seenAt: Date,
+  executionRowId: number,
+) {
   await tx
     .insert(indicators)
     .values({ id: result.indicator.id, name: result.indicator.name, updatedAt: seenAt })
-    .onConflictDoUpdate({ target: indicators.id, set: { name: sql`excluded.name`, updatedAt: sql`excluded.updated_at` } });
+    .onConflictDoUpdate({
+      target: indicators.id,
+      set: { name: sql`excluded.name`, updatedAt: sql`excluded.updated_at` },
+    });
   await tx
     .insert(countries)
     .values({ id: result.country.id, name: result.country.name, updatedAt: seenAt })
-    .onConflictDoUpdate({ target: countries.id, set: { name: sql`excluded.name`, updatedAt: sql`excluded.updated_at` } });
+    .onConflictDoUpdate({
+      target: countries.id,
+      set: { name: sql`excluded.name`, updatedAt: sql`excluded.updated_at` },
+    });
   await tx
     .insert(countryCodeAliases)
     .values({ requestedCode: requestedCountry, countryId: result.country.id, firstSeenAt: seenAt, lastSeenAt: seenAt })
@@ -112,7 +165,11 @@ export async function recordIndicatorAnswer(
 ): Promise<{ executionRowId: number; rowsWritten: number }> {
   const writeRows = async (tx: Tx, id: number) => {
     await upsertSeriesMetadata(tx, result, request.country, record.finishedAt, id);
-    const written = await upsertValues(tx, valueRows(result, request, record.finishedAt, id), result.last_updated ?? null);
+    const written = await upsertValues(
+      tx,
+      valueRows(result, request, record.finishedAt, id),
+      result.last_updated ?? null,
+    );
     await recordProof(tx, ctx.streamKey, [{ lo: request.startYear, hi: request.endYear }], record.finishedAt);
     return written;
   };

@@ -5,7 +5,15 @@
 import { and, eq, gte, inArray, isNull, lte, ne, or, sql, type SQL } from 'drizzle-orm';
 import type { Interval } from '../domain/interval.js';
 import { BACKFILL_CONTROL } from '../domain/backfill.js';
-import { CANCELLED_ERROR_KIND, PARTITION_STATE, TRANSITIONS, type PartitionState, type PlannedPartition, type StoredPartition, type Transition } from '../domain/partition.js';
+import {
+  CANCELLED_ERROR_KIND,
+  PARTITION_STATE,
+  TRANSITIONS,
+  type PartitionState,
+  type PlannedPartition,
+  type StoredPartition,
+  type Transition,
+} from '../domain/partition.js';
 import type { Range } from '../domain/ranges.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
 import type { Db, Tx } from './connection.js';
@@ -19,7 +27,10 @@ export interface PartitionRef {
 /** `case when state in (from) then to else state end`: a transition never applies out of turn. */
 function transitionSql(t: Transition): SQL {
   const { from, to } = TRANSITIONS[t];
-  const list = sql.join(from.map((s) => sql`${s}`), sql`, `);
+  const list = sql.join(
+    from.map((s) => sql`${s}`),
+    sql`, `,
+  );
   return sql`case when ${p.state} in (${list}) then ${to} else ${p.state} end`;
 }
 
@@ -80,7 +91,12 @@ export async function markCancelled(db: Db, refs: PartitionRef[], reason: string
     const batch = refs.slice(i, i + 500);
     const rows = await db
       .update(p)
-      .set({ state: transitionSql('cancelled'), lastError: reason, lastErrorKind: CANCELLED_ERROR_KIND, updatedAt: new Date() })
+      .set({
+        state: transitionSql('cancelled'),
+        lastError: reason,
+        lastErrorKind: CANCELLED_ERROR_KIND,
+        updatedAt: new Date(),
+      })
       .where(and(or(...batch.map(isRef)), inArray(p.state, TRANSITIONS.cancelled.from)))
       .returning({ key: p.partitionKey });
     moved += rows.length;
@@ -89,7 +105,10 @@ export async function markCancelled(db: Db, refs: PartitionRef[], reason: string
 }
 
 /** A backfill's partitions that are still pending or running: what pause and cancel take off the queues. */
-export async function unfinishedOfBackfill(db: Db, backfillId: string): Promise<Array<PartitionRef & { operation: string }>> {
+export async function unfinishedOfBackfill(
+  db: Db,
+  backfillId: string,
+): Promise<Array<PartitionRef & { operation: string }>> {
   return db
     .select({ streamKey: p.streamKey, partitionKey: p.partitionKey, operation: p.operation })
     .from(p)
@@ -98,7 +117,10 @@ export async function unfinishedOfBackfill(db: Db, backfillId: string): Promise<
 }
 
 /** Every partition of a backfill, per stream: what `--wait` on a resumed backfill waits for. */
-export async function partitionsOfBackfill(db: Db, backfillId: string): Promise<Array<{ streamKey: string; partitionKeys: string[] }>> {
+export async function partitionsOfBackfill(
+  db: Db,
+  backfillId: string,
+): Promise<Array<{ streamKey: string; partitionKeys: string[] }>> {
   const rows = await db
     .select({ streamKey: p.streamKey, partitionKey: p.partitionKey })
     .from(p)
@@ -143,7 +165,12 @@ export function callRecord(tx: Tx | Db, ref: PartitionRef, r: AttemptRecord, pro
             lastError: progress.finish ? null : sql`${p.lastError}`,
             lastErrorKind: progress.finish ? null : sql`${p.lastErrorKind}`,
           }
-        : { state: transitionSql('progress'), consecutiveFailures: streak, lastError: r.errorDetail, lastErrorKind: r.errorKind };
+        : {
+            state: transitionSql('progress'),
+            consecutiveFailures: streak,
+            lastError: r.errorDetail,
+            lastErrorKind: r.errorKind,
+          };
   const written = typeof progress === 'object' && progress !== null ? progress.rowsWritten : 0;
   return tx
     .update(p)
@@ -166,8 +193,12 @@ export async function doneCoverage(db: Db, streamKey: string): Promise<{ windows
     .from(p)
     .where(and(eq(p.streamKey, streamKey), eq(p.state, PARTITION_STATE.done)));
   return {
-    windows: rows.flatMap((r) => (r.windowStart && r.windowEnd ? [{ startMs: r.windowStart.getTime(), endMs: r.windowEnd.getTime() }] : [])),
-    years: rows.flatMap((r) => (r.startYear !== null && r.endYear !== null ? [{ start: r.startYear, end: r.endYear }] : [])),
+    windows: rows.flatMap((r) =>
+      r.windowStart && r.windowEnd ? [{ startMs: r.windowStart.getTime(), endMs: r.windowEnd.getTime() }] : [],
+    ),
+    years: rows.flatMap((r) =>
+      r.startYear !== null && r.endYear !== null ? [{ start: r.startYear, end: r.endYear }] : [],
+    ),
   };
 }
 
@@ -188,7 +219,9 @@ export async function unfinishedWindows(db: Db, streamKey: string, fromMs: numbe
         gte(p.windowEnd, new Date(fromMs)),
       ),
     );
-  return rows.flatMap((r) => (r.windowStart && r.windowEnd ? [{ startMs: r.windowStart.getTime(), endMs: r.windowEnd.getTime() }] : []));
+  return rows.flatMap((r) =>
+    r.windowStart && r.windowEnd ? [{ startMs: r.windowStart.getTime(), endMs: r.windowEnd.getTime() }] : [],
+  );
 }
 
 export interface FinishedCount {
@@ -207,13 +240,21 @@ export interface PartitionProgress extends FinishedCount {
 }
 
 /** How many of the given partitions are done or failed, and what they wrote and cost: what `--wait` polls. */
-export async function countFinished(db: Db, refs: { streamKey: string; partitionKeys: string[] }[]): Promise<PartitionProgress> {
+export async function countFinished(
+  db: Db,
+  refs: { streamKey: string; partitionKeys: string[] }[],
+): Promise<PartitionProgress> {
   const count: PartitionProgress = { total: 0, done: 0, partial: 0, failed: 0, rowsWritten: 0, billedCalls: 0 };
   for (const ref of refs) {
     count.total += ref.partitionKeys.length;
     for (let i = 0; i < ref.partitionKeys.length; i += 1000) {
       const rows = await db
-        .select({ state: p.state, n: sql<number>`count(*)::int`, rows: sql<number>`sum(${p.rowsWritten})::float8`, billed: sql<number>`sum(${p.billedCalls})::float8` })
+        .select({
+          state: p.state,
+          n: sql<number>`count(*)::int`,
+          rows: sql<number>`sum(${p.rowsWritten})::float8`,
+          billed: sql<number>`sum(${p.billedCalls})::float8`,
+        })
         .from(p)
         .where(and(eq(p.streamKey, ref.streamKey), inArray(p.partitionKey, ref.partitionKeys.slice(i, i + 1000))))
         .groupBy(p.state);
@@ -238,8 +279,14 @@ export function inState(state: PartitionState): SQL {
  * Partitions that should have a job (pending or running, of no paused or cancelled backfill),
  * with their stream's params, `afterKey`-paged so that a big backlog is read in bounded batches.
  */
-export async function unfinishedPartitions(db: Db, limit: number, after: PartitionRef | null): Promise<StoredPartition[]> {
-  const page = after ? sql`(${p.streamKey}, ${p.partitionKey}) > (${after.streamKey}, ${after.partitionKey})` : sql`true`;
+export async function unfinishedPartitions(
+  db: Db,
+  limit: number,
+  after: PartitionRef | null,
+): Promise<StoredPartition[]> {
+  const page = after
+    ? sql`(${p.streamKey}, ${p.partitionKey}) > (${after.streamKey}, ${after.partitionKey})`
+    : sql`true`;
   return db
     .select({
       streamKey: p.streamKey,
@@ -254,7 +301,13 @@ export async function unfinishedPartitions(db: Db, limit: number, after: Partiti
     .from(p)
     .innerJoin(ingestStreams, eq(ingestStreams.streamKey, p.streamKey))
     .leftJoin(backfills, eq(backfills.id, p.backfillId))
-    .where(and(inArray(p.state, [PARTITION_STATE.pending, PARTITION_STATE.running]), or(isNull(backfills.id), eq(backfills.control, 'active')), page))
+    .where(
+      and(
+        inArray(p.state, [PARTITION_STATE.pending, PARTITION_STATE.running]),
+        or(isNull(backfills.id), eq(backfills.control, 'active')),
+        page,
+      ),
+    )
     .orderBy(p.streamKey, p.partitionKey)
     .limit(limit);
 }
@@ -275,7 +328,13 @@ export async function inProgress(db: Db, streamKey: string, keys: readonly strin
   const rows = await db
     .select({ key: p.partitionKey })
     .from(p)
-    .where(and(eq(p.streamKey, streamKey), inArray(p.partitionKey, [...keys]), inArray(p.state, [PARTITION_STATE.pending, PARTITION_STATE.running])));
+    .where(
+      and(
+        eq(p.streamKey, streamKey),
+        inArray(p.partitionKey, [...keys]),
+        inArray(p.state, [PARTITION_STATE.pending, PARTITION_STATE.running]),
+      ),
+    );
   return new Set(rows.map((r) => r.key));
 }
 
@@ -285,7 +344,13 @@ export type FinishedRead = typeof PARTITION_STATE.done | typeof PARTITION_STATE.
 export async function finishPartition(tx: Tx, ref: PartitionRef, finish: FinishedRead): Promise<void> {
   await tx
     .update(p)
-    .set({ state: transitionSql(finish), completedAt: new Date(), updatedAt: new Date(), lastError: null, lastErrorKind: null })
+    .set({
+      state: transitionSql(finish),
+      completedAt: new Date(),
+      updatedAt: new Date(),
+      lastError: null,
+      lastErrorKind: null,
+    })
     .where(isRef(ref));
 }
 
@@ -313,5 +378,8 @@ export async function renewClaim(db: Db, ref: PartitionRef, runId: string, lease
 }
 
 export async function releaseClaim(db: Db, ref: PartitionRef, runId: string): Promise<void> {
-  await db.update(p).set({ claimedBy: null, claimedUntil: null }).where(and(isRef(ref), eq(p.claimedBy, runId)));
+  await db
+    .update(p)
+    .set({ claimedBy: null, claimedUntil: null })
+    .where(and(isRef(ref), eq(p.claimedBy, runId)));
 }

@@ -60,7 +60,10 @@ export const gatewayExecutions = pgTable(
     index('gateway_executions_started_at_idx').on(t.startedAt),
     index('gateway_executions_stream_idx').on(t.streamKey, t.startedAt),
     index('gateway_executions_job_idx').on(t.jobId),
-    check('gateway_executions_operation_check', sql`${t.operation} in (${sql.raw(OPERATION_NAMES.map((o) => `'${o}'`).join(', '))})`),
+    check(
+      'gateway_executions_operation_check',
+      sql`${t.operation} in (${sql.raw(OPERATION_NAMES.map((o) => `'${o}'`).join(', '))})`,
+    ),
   ],
 );
 
@@ -103,7 +106,10 @@ export const earthquakeRevisions = pgTable(
     executionId: bigint('execution_id', { mode: 'number' }),
     revisedAt: tz('revised_at').notNull(),
   },
-  (t) => [index('earthquake_revisions_event_idx').on(t.eventId, t.revisedAt), index('earthquake_revisions_at_idx').on(t.revisedAt)],
+  (t) => [
+    index('earthquake_revisions_event_idx').on(t.eventId, t.revisedAt),
+    index('earthquake_revisions_at_idx').on(t.revisedAt),
+  ],
 );
 
 /** A stream is one operation with one set of filters; partitions and status hang off it. */
@@ -158,7 +164,10 @@ export const ingestPartitions = pgTable(
   (t) => [
     primaryKey({ columns: [t.streamKey, t.partitionKey] }),
     index('ingest_partitions_state_idx').on(t.state),
-    check('ingest_partitions_state_check', sql`${t.state} in (${sql.raw(PARTITION_STATES.map((s) => `'${s}'`).join(', '))})`),
+    check(
+      'ingest_partitions_state_check',
+      sql`${t.state} in (${sql.raw(PARTITION_STATES.map((s) => `'${s}'`).join(', '))})`,
+    ),
   ],
 );
 

@@ -7,7 +7,11 @@ import { z } from 'zod';
 import { isUsedUp } from './budget.js';
 
 export const BACKFILL_CONTROL = { active: 'active', paused: 'paused', cancelled: 'cancelled' } as const;
-export const backfillControlSchema = z.enum([BACKFILL_CONTROL.active, BACKFILL_CONTROL.paused, BACKFILL_CONTROL.cancelled]);
+export const backfillControlSchema = z.enum([
+  BACKFILL_CONTROL.active,
+  BACKFILL_CONTROL.paused,
+  BACKFILL_CONTROL.cancelled,
+]);
 export type BackfillControl = z.infer<typeof backfillControlSchema>;
 
 /** `bf-20250601-3fa2`: the UTC day it was created and four random hex digits, short enough to type. */
@@ -24,9 +28,14 @@ export type ControlCommand = 'pause' | 'resume' | 'cancel';
  * The control state a command leads to, or why it does not apply. Cancel is final: what a cancelled
  * backfill left undone is fetched by a new backfill of the same range, which plans only what is missing.
  */
-export function applyControl(current: BackfillControl, command: ControlCommand): { to: BackfillControl } | { refused: string } {
+export function applyControl(
+  current: BackfillControl,
+  command: ControlCommand,
+): { to: BackfillControl } | { refused: string } {
   if (current === BACKFILL_CONTROL.cancelled) {
-    return command === 'cancel' ? { to: current } : { refused: 'it was cancelled; run the same backfill again to fetch only what is missing' };
+    return command === 'cancel'
+      ? { to: current }
+      : { refused: 'it was cancelled; run the same backfill again to fetch only what is missing' };
   }
   if (command === 'pause') return { to: BACKFILL_CONTROL.paused };
   if (command === 'resume') return { to: BACKFILL_CONTROL.active };
@@ -62,7 +71,9 @@ export function haltOf(s: BackfillSnapshot): Halt | null {
   if (s.control === BACKFILL_CONTROL.cancelled) return { kind: 'cancelled' };
   if (s.control === BACKFILL_CONTROL.paused) return { kind: 'paused' };
   if (s.jobsRunning) return null;
-  if (isUsedUp(s.used, s.maxBilledCalls)) return { kind: 'budget', scope: 'backfill', used: s.used, cap: s.maxBilledCalls! };
-  if (isUsedUp(s.dayUsed, s.dayCap)) return { kind: 'budget', scope: 'day', used: s.dayUsed, cap: s.dayCap!, untilMs: s.nextDayMs };
+  if (isUsedUp(s.used, s.maxBilledCalls))
+    return { kind: 'budget', scope: 'backfill', used: s.used, cap: s.maxBilledCalls! };
+  if (isUsedUp(s.dayUsed, s.dayCap))
+    return { kind: 'budget', scope: 'day', used: s.dayUsed, cap: s.dayCap!, untilMs: s.nextDayMs };
   return null;
 }

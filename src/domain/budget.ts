@@ -37,9 +37,14 @@ export function nextUtcMidnightMs(ms: number): number {
 }
 
 /** The counters a call reserves in: today's, and its backfill's when it belongs to one. Day first (a fixed lock order). */
-export function budgetScopes(nowMs: number, dayCap: number | null, backfill: { id: string; maxBilledCalls: number | null } | null): BudgetScope[] {
+export function budgetScopes(
+  nowMs: number,
+  dayCap: number | null,
+  backfill: { id: string; maxBilledCalls: number | null } | null,
+): BudgetScope[] {
   const scopes: BudgetScope[] = [{ scope: DAY_SCOPE, day: utcDayOf(nowMs), cap: dayCap }];
-  if (backfill) scopes.push({ scope: backfillScope(backfill.id), day: BACKFILL_BUDGET_DAY, cap: backfill.maxBilledCalls });
+  if (backfill)
+    scopes.push({ scope: backfillScope(backfill.id), day: BACKFILL_BUDGET_DAY, cap: backfill.maxBilledCalls });
   return scopes;
 }
 

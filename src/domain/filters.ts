@@ -86,5 +86,7 @@ export function yearSchema(currentYear: number) {
     .number()
     .int()
     .min(LIMITS.firstYear)
-    .max(currentYear, { error: (iss) => `must not be after the current year (${currentYear}), got ${String(iss.input)}` });
+    .max(currentYear, {
+      error: (iss) => `must not be after the current year (${currentYear}), got ${String(iss.input)}`,
+    });
 }

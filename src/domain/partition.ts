@@ -8,7 +8,13 @@ import type { Operation } from './spec.js';
  * `partial`: every instant of the window was fetched except intervals no query could resolve
  * (more events in two seconds than one answer may hold); a re-run retries only those.
  */
-export const PARTITION_STATE = { pending: 'pending', running: 'running', done: 'done', partial: 'partial', failed: 'failed' } as const;
+export const PARTITION_STATE = {
+  pending: 'pending',
+  running: 'running',
+  done: 'done',
+  partial: 'partial',
+  failed: 'failed',
+} as const;
 export type PartitionState = (typeof PARTITION_STATE)[keyof typeof PARTITION_STATE];
 export const PARTITION_STATES = Object.values(PARTITION_STATE);
 
@@ -21,7 +27,10 @@ export type Transition = 'planned' | 'progress' | 'done' | 'partial' | 'failed' 
  */
 export const TRANSITIONS = {
   /** Planned again by a backfill: new, or retried after a failure. */
-  planned: { from: [PARTITION_STATE.pending, PARTITION_STATE.failed, PARTITION_STATE.partial], to: PARTITION_STATE.pending },
+  planned: {
+    from: [PARTITION_STATE.pending, PARTITION_STATE.failed, PARTITION_STATE.partial],
+    to: PARTITION_STATE.pending,
+  },
   /** An answer or a failed attempt was recorded; more calls are needed. */
   progress: { from: [PARTITION_STATE.pending, PARTITION_STATE.running], to: PARTITION_STATE.running },
   done: { from: [PARTITION_STATE.pending, PARTITION_STATE.running], to: PARTITION_STATE.done },

@@ -37,7 +37,11 @@ export function applyProof(existing: readonly Proof[], proof: Proof): Proof[] {
   for (const p of parts) {
     const last = merged[merged.length - 1];
     if (last && p.lo <= last.hi + 1 && close(last, p, proof.provenAtMs)) {
-      merged[merged.length - 1] = { lo: last.lo, hi: Math.max(last.hi, p.hi), provenAtMs: Math.min(last.provenAtMs, p.provenAtMs) };
+      merged[merged.length - 1] = {
+        lo: last.lo,
+        hi: Math.max(last.hi, p.hi),
+        provenAtMs: Math.min(last.provenAtMs, p.provenAtMs),
+      };
     } else merged.push(p);
   }
   return merged;

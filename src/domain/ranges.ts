@@ -53,11 +53,7 @@ export function mergeRanges(list: readonly Range[], adjacency: Adjacency = 0): R
 }
 
 /** The parts of `range` outside `covered`, sorted and disjoint. */
-export function subtractRanges(
-  range: Range,
-  covered: readonly Range[],
-  adjacency: Adjacency = 0,
-): Range[] {
+export function subtractRanges(range: Range, covered: readonly Range[], adjacency: Adjacency = 0): Range[] {
   return gapsAround(range, coveredWithin(range, covered, adjacency), adjacency);
 }
 

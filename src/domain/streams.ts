@@ -3,11 +3,20 @@
  * Partitions done for one stream never count for another.
  */
 import { z } from 'zod';
-import { circleSchema, indicatorSeriesSchema, magnitudeSchema, type EarthquakeFilters, type IndicatorSeries } from './filters.js';
+import {
+  circleSchema,
+  indicatorSeriesSchema,
+  magnitudeSchema,
+  type EarthquakeFilters,
+  type IndicatorSeries,
+} from './filters.js';
 import type { Operation } from './spec.js';
 
 /** The stored `ingest_streams.params` of an earthquake stream (snake case: SQL and BI read it). */
-export const earthquakeStreamParamsSchema = z.strictObject({ min_magnitude: magnitudeSchema.nullable(), circle: circleSchema.nullable() });
+export const earthquakeStreamParamsSchema = z.strictObject({
+  min_magnitude: magnitudeSchema.nullable(),
+  circle: circleSchema.nullable(),
+});
 export type EarthquakeStreamParams = z.infer<typeof earthquakeStreamParamsSchema>;
 export const indicatorStreamParamsSchema = indicatorSeriesSchema;
 

@@ -33,7 +33,14 @@ function realDate(year: number, month: number, day: number): boolean {
 export function isRfc3339(value: string): boolean {
   const m = RFC3339.exec(value);
   if (!m) return false;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   if (!realDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return false;
   return m[7] === undefined || (Number(m[7]) <= 23 && Number(m[8]) <= 59);
 }

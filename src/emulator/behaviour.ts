@@ -29,13 +29,15 @@ export interface AnswerBehaviour {
 export type BehaviourOptions = Partial<Omit<AnswerBehaviour, 'silentCap'>> & { silentCap?: number | undefined };
 
 function oneOf<T extends string>(name: string, allowed: readonly T[], value: T): T {
-  if (!allowed.includes(value)) throw new RangeError(`${name} must be one of ${allowed.join(', ')}, got ${String(value)}`);
+  if (!allowed.includes(value))
+    throw new RangeError(`${name} must be one of ${allowed.join(', ')}, got ${String(value)}`);
   return value;
 }
 
 export const checkOrder = (order: EventOrder): EventOrder => oneOf('order', EVENT_ORDERS, order);
 export const checkTimePrecision = (p: TimePrecision): TimePrecision => oneOf('timePrecision', TIME_PRECISIONS, p);
-export const checkBoundary = (name: 'startBoundary' | 'endBoundary' | 'minMagnitudeBoundary', b: Boundary): Boundary => oneOf(name, BOUNDARIES, b);
+export const checkBoundary = (name: 'startBoundary' | 'endBoundary' | 'minMagnitudeBoundary', b: Boundary): Boundary =>
+  oneOf(name, BOUNDARIES, b);
 
 export function checkRatio(ratio: number): number {
   if (!(typeof ratio === 'number' && ratio >= 0 && ratio <= 1)) {

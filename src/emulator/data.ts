@@ -24,6 +24,10 @@ export async function loadEmulatorData(options: EmulatorOptions): Promise<Emulat
 }
 
 /** File events plus swarm events, merged like files (an id already present keeps its first copy). */
-export function sourceEvents(events: readonly EarthquakeEvent[], swarms: readonly SwarmSpec[], seed: number): EarthquakeEvent[] {
+export function sourceEvents(
+  events: readonly EarthquakeEvent[],
+  swarms: readonly SwarmSpec[],
+  seed: number,
+): EarthquakeEvent[] {
   return swarms.length === 0 ? events.slice() : mergeEvents([events, ...swarms.map((s) => swarmEvents(s, seed))]);
 }

@@ -95,8 +95,7 @@ export async function handleRequest(state: HandlerState, req: IncomingMessage, r
       },
     };
   };
-  const parameterError = (message: string): void =>
-    reply(400, envelope(400, message, OUTCOME.parameterError, 0, null));
+  const parameterError = (message: string): void => reply(400, envelope(400, message, OUTCOME.parameterError, 0, null));
 
   if (operation === null) return reply(404, plainError(404, 'not found'));
   if (req.method !== 'POST') return reply(405, plainError(405, 'method not allowed'), { allow: 'POST' });

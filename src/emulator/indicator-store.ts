@@ -6,8 +6,7 @@ import type { IndicatorDataset, IndicatorRow } from './worldbank.js';
 export const WORLD_BANK_SOURCE_NAME = 'World Bank, World Development Indicators';
 
 export type IndicatorLookup =
-  | { ok: true; result: IndicatorResult }
-  | { ok: false; field: 'indicator' | 'country'; reason: string };
+  { ok: true; result: IndicatorResult } | { ok: false; field: 'indicator' | 'country'; reason: string };
 
 /** A change to one value of one series (indicator x country), as the World Bank publishes them. */
 export interface IndicatorRevision {
@@ -40,7 +39,8 @@ interface SeriesRevisions {
   lastUpdated: string;
 }
 
-type Found = { ok: true; dataset: Dataset; row: IndicatorRow } | { ok: false; field: 'indicator' | 'country'; reason: string };
+type Found =
+  { ok: true; dataset: Dataset; row: IndicatorRow } | { ok: false; field: 'indicator' | 'country'; reason: string };
 
 /**
  * Indicator datasets keyed by code; answers one request the way the gateway shapes it (spec 2.4).
@@ -113,7 +113,14 @@ export class IndicatorStore {
     series.values.set(r.year, r.value);
     series.lastUpdated = r.lastUpdated;
     this.revisions.set(key, series);
-    return { indicator: dataset.data.indicatorId, country: row.wbId, year: r.year, before, after: r.value, lastUpdated: r.lastUpdated };
+    return {
+      indicator: dataset.data.indicatorId,
+      country: row.wbId,
+      year: r.year,
+      before,
+      after: r.value,
+      lastUpdated: r.lastUpdated,
+    };
   }
 
   private find(indicator: string, country: string): Found {

@@ -31,14 +31,16 @@ export interface LiveChange {
 export function checkLiveWindow(window: LiveWindow): WindowMs {
   const fromMs = window.from instanceof Date ? window.from.getTime() : Number.NaN;
   const toMs = window.to instanceof Date ? window.to.getTime() : Number.NaN;
-  if (!(Number.isFinite(fromMs) && Number.isFinite(toMs))) throw new RangeError('live window: from and to must be valid Dates');
+  if (!(Number.isFinite(fromMs) && Number.isFinite(toMs)))
+    throw new RangeError('live window: from and to must be valid Dates');
   if (fromMs > toMs) throw new RangeError('live window: from must not be after to');
   return { fromMs, toMs };
 }
 
 function checkCount(kind: string, n: number | undefined): number {
   const count = n ?? 0;
-  if (!(Number.isInteger(count) && count >= 0)) throw new RangeError(`live ${kind} count must be a whole number >= 0, got ${n}`);
+  if (!(Number.isInteger(count) && count >= 0))
+    throw new RangeError(`live ${kind} count must be a whole number >= 0, got ${n}`);
   return count;
 }
 

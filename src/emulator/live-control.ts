@@ -1,5 +1,11 @@
 import type { EarthquakeEvent } from '../gateway/schemas.js';
-import { checkLiveWindow, type LiveCatalog, type LiveChange, type LiveCounts, type LiveWindow } from './live-catalog.js';
+import {
+  checkLiveWindow,
+  type LiveCatalog,
+  type LiveChange,
+  type LiveCounts,
+  type LiveWindow,
+} from './live-catalog.js';
 import { LiveTimer, resolveLiveSpec, type LiveSpec, type ResolvedLiveSpec } from './live-timer.js';
 
 /** The live-catalog part of the running emulator's handle. */

@@ -17,7 +17,24 @@ export interface WindowMs {
 export const MAX_TIME_SHIFT_MS = 5000;
 export const LIVE_PLACE_ANCHOR = 'synthetic live-catalog site';
 
-const DIRECTIONS = ['N', 'NNE', 'NE', 'ENE', 'E', 'ESE', 'SE', 'SSE', 'S', 'SSW', 'SW', 'WSW', 'W', 'WNW', 'NW', 'NNW'] as const;
+const DIRECTIONS = [
+  'N',
+  'NNE',
+  'NE',
+  'ENE',
+  'E',
+  'ESE',
+  'SE',
+  'SSE',
+  'S',
+  'SSW',
+  'SW',
+  'WSW',
+  'W',
+  'WNW',
+  'NW',
+  'NNW',
+] as const;
 
 const round = (x: number, digits: number): number => Math.round(x * 10 ** digits) / 10 ** digits;
 const clamp = (x: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, x));
@@ -56,7 +73,12 @@ export function revisedEvent(e: EarthquakeEvent, rng: Rng, window: WindowMs): Ea
   const t = Date.parse(e.time);
   const shifted = t + sign(rng) * (1 + randomInt(rng, MAX_TIME_SHIFT_MS));
   const time = clamp(shifted, Math.min(t, window.fromMs), Math.max(t, window.toMs));
-  return { ...e, time: new Date(time).toISOString(), magnitude: revisedMagnitude(e.magnitude, rng), place: revisedPlace(e.place, rng) };
+  return {
+    ...e,
+    time: new Date(time).toISOString(),
+    magnitude: revisedMagnitude(e.magnitude, rng),
+    place: revisedPlace(e.place, rng),
+  };
 }
 
 /** A new small event somewhere on the globe (uniform on the sphere) at a whole ms inside `window`. */

@@ -34,7 +34,9 @@ export function resolveLiveSpec(spec: LiveSpec): ResolvedLiveSpec {
   if (spec.window) checkLiveWindow(spec.window);
   const tickMs = spec.tickMs ?? LIVE_TICK_MS.default;
   if (!(Number.isInteger(tickMs) && tickMs >= LIVE_TICK_MS.min && tickMs <= LIVE_TICK_MS.max)) {
-    throw new RangeError(`live tickMs must be a whole number from ${LIVE_TICK_MS.min} to ${LIVE_TICK_MS.max}, got ${spec.tickMs}`);
+    throw new RangeError(
+      `live tickMs must be a whole number from ${LIVE_TICK_MS.min} to ${LIVE_TICK_MS.max}, got ${spec.tickMs}`,
+    );
   }
   return {
     perMinute: {

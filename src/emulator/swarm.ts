@@ -37,11 +37,13 @@ export function validateSwarms(swarms: readonly SwarmSpec[]): SwarmSpec[] {
   const seconds = new Set<number>();
   return swarms.map((s) => {
     const atMs = s.at instanceof Date ? s.at.getTime() : Number.NaN;
-    if (!(Number.isFinite(atMs) && atMs % 1000 === 0)) throw new RangeError(`swarm at must be a whole-second Date, got ${String(s.at)}`);
+    if (!(Number.isFinite(atMs) && atMs % 1000 === 0))
+      throw new RangeError(`swarm at must be a whole-second Date, got ${String(s.at)}`);
     if (!(Number.isInteger(s.count) && s.count >= 1 && s.count <= SWARM_MAX_COUNT)) {
       throw new RangeError(`swarm count must be a whole number from 1 to ${SWARM_MAX_COUNT}, got ${s.count}`);
     }
-    if (!SWARM_SPREADS.includes(s.spread)) throw new RangeError(`swarm spread must be world or place, got ${String(s.spread)}`);
+    if (!SWARM_SPREADS.includes(s.spread))
+      throw new RangeError(`swarm spread must be world or place, got ${String(s.spread)}`);
     if (seconds.has(atMs)) throw new RangeError(`two swarms at ${swarmSecond(s.at)}: their ids would collide`);
     seconds.add(atMs);
     return { at: new Date(atMs), count: s.count, spread: s.spread };
@@ -75,9 +77,17 @@ function placePoint(rng: Rng): { latitude: number; longitude: number } {
 export function swarmEvents(swarm: SwarmSpec, seed: number): EarthquakeEvent[] {
   const rng = deriveRng(seed, `swarm ${swarm.at.getTime()}`);
   const n = swarm.count;
-  const offsets = sampleInRandomOrder(Array.from({ length: 1000 }, (_, ms) => ms), n, rng).sort((a, b) => a - b);
+  const offsets = sampleInRandomOrder(
+    Array.from({ length: 1000 }, (_, ms) => ms),
+    n,
+    rng,
+  ).sort((a, b) => a - b);
   // Lattice points in a seeded order, so that neighbours in time are not neighbours on the globe.
-  const slots = sampleInRandomOrder(Array.from({ length: n }, (_, i) => i), n, rng);
+  const slots = sampleInRandomOrder(
+    Array.from({ length: n }, (_, i) => i),
+    n,
+    rng,
+  );
   const turn = rng() * 360;
   return offsets.map((offset, k) => {
     const world = swarm.spread === 'world';

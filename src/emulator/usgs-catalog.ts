@@ -110,7 +110,12 @@ export async function loadUsgsFile(path: string): Promise<EarthquakeEvent[]> {
     throw new EmulatorDataError(`${path}: ${(err as Error).message}`);
   }
   try {
-    return text.replace(/^\uFEFF/, '').trimStart().startsWith('{') ? loadUsgsGeoJson(text) : loadUsgsCsv(text);
+    return text
+      .replace(/^\uFEFF/, '')
+      .trimStart()
+      .startsWith('{')
+      ? loadUsgsGeoJson(text)
+      : loadUsgsCsv(text);
   } catch (err) {
     throw new EmulatorDataError(`${path}: ${(err as Error).message}`);
   }

@@ -20,7 +20,8 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[], body: unknown)
     const field = issue.path.map(String).join('.');
     if (field === '') return [`body: ${issue.code === 'invalid_type' ? 'must be a JSON object' : issue.message}`];
     const top = String(issue.path[0]);
-    if (issue.code === 'invalid_type' && isPlainObject(body) && !Object.hasOwn(body, top)) return [`${field}: is required`];
+    if (issue.code === 'invalid_type' && isPlainObject(body) && !Object.hasOwn(body, top))
+      return [`${field}: is required`];
     return [`${field}: ${issue.message}`];
   });
   return parts.join('; ');

@@ -42,9 +42,11 @@ export function loadWorldBankCsv(text: string): IndicatorDataset {
   let indicatorName = '';
   const rows = records.slice(headerAt + 1).map((r, n): IndicatorRow => {
     const [countryName = '', countryCode = '', name = '', id = ''] = r;
-    if (countryCode === '' || id === '') throw new EmulatorDataError(`World Bank CSV row ${n + 1}: no country or indicator code`);
+    if (countryCode === '' || id === '')
+      throw new EmulatorDataError(`World Bank CSV row ${n + 1}: no country or indicator code`);
     if (indicatorId === '') [indicatorId, indicatorName] = [id, name];
-    else if (id !== indicatorId) throw new EmulatorDataError(`World Bank CSV: more than one indicator (${indicatorId}, ${id})`);
+    else if (id !== indicatorId)
+      throw new EmulatorDataError(`World Bank CSV: more than one indicator (${indicatorId}, ${id})`);
     return {
       countryName,
       countryCode,

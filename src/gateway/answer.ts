@@ -6,7 +6,10 @@ import { classifyAttempt, parseRetryAfterMs } from './classify.js';
 const readableSchema = z.object({
   code: z.number().int().optional().catch(undefined),
   message: z.string().optional().catch(undefined),
-  data: z.object({ execution: executionSchema.optional().catch(undefined) }).nullish().catch(undefined),
+  data: z
+    .object({ execution: executionSchema.optional().catch(undefined) })
+    .nullish()
+    .catch(undefined),
 });
 
 export interface ReadAnswer<R> {
@@ -113,7 +116,14 @@ function notFoundProblem(path: string | null, message: string | null): string {
 }
 
 /** The gateway's own message explains a refusal best; a schema problem explains a broken answer. */
-function describeProblem(kind: string, problem: string | null, message: string | null, status: number, outcome: string | null, path: string | null): string {
+function describeProblem(
+  kind: string,
+  problem: string | null,
+  message: string | null,
+  status: number,
+  outcome: string | null,
+  path: string | null,
+): string {
   if (status === 404 && outcome === null) return notFoundProblem(path, message);
   const fallback = `HTTP ${status}, outcome ${outcome ?? 'absent'}`;
   if (kind === 'invalid_response') return problem ?? message ?? fallback;

@@ -22,5 +22,4 @@ export interface AttemptRecord {
 }
 
 export type Attempt<R> =
-  | { ok: true; record: AttemptRecord; result: R }
-  | { ok: false; record: AttemptRecord; cause: unknown };
+  { ok: true; record: AttemptRecord; result: R } | { ok: false; record: AttemptRecord; cause: unknown };

@@ -2,7 +2,16 @@ import { Agent, request, errors as undiciErrors } from 'undici';
 import type { z } from 'zod';
 import type { Attempt, AttemptRecord } from './attempt.js';
 import { readAnswer } from './answer.js';
-import { earthquakeRequestSchema, earthquakeResultFor, indicatorRequestSchema, indicatorResultSchema, type EarthquakeRequest, type EarthquakeResult, type IndicatorRequest, type IndicatorResult } from './schemas.js';
+import {
+  earthquakeRequestSchema,
+  earthquakeResultFor,
+  indicatorRequestSchema,
+  indicatorResultSchema,
+  type EarthquakeRequest,
+  type EarthquakeResult,
+  type IndicatorRequest,
+  type IndicatorResult,
+} from './schemas.js';
 import { isBilled, OPERATIONS, type Operation } from '../domain/spec.js';
 import { GatewayError } from '../errors.js';
 
@@ -117,7 +126,14 @@ export class UndiciGateway implements Gateway {
       });
       const text = await res.body.text();
       const retryAfter = res.headers['retry-after'];
-      const read = readAnswer(resultSchema, res.statusCode, typeof retryAfter === 'string' ? retryAfter : null, text, Date.now(), path);
+      const read = readAnswer(
+        resultSchema,
+        res.statusCode,
+        typeof retryAfter === 'string' ? retryAfter : null,
+        text,
+        Date.now(),
+        path,
+      );
       const record: AttemptRecord = {
         ...base,
         httpStatus: read.httpStatus,
@@ -164,9 +180,13 @@ export function attemptError(record: AttemptRecord, cause: unknown): GatewayErro
   const kind = record.errorKind ?? 'unknown';
   const status = record.httpStatus === null ? 'no response' : `HTTP ${record.httpStatus}`;
   const outcome = record.outcome ? `, outcome ${record.outcome}` : '';
-  return new GatewayError(kind, `${record.operation} call failed (${kind}, ${status}${outcome}): ${record.errorDetail ?? 'no detail'}`, {
-    httpStatus: record.httpStatus,
-    retryAfterMs: record.retryAfterMs,
-    cause,
-  });
+  return new GatewayError(
+    kind,
+    `${record.operation} call failed (${kind}, ${status}${outcome}): ${record.errorDetail ?? 'no detail'}`,
+    {
+      httpStatus: record.httpStatus,
+      retryAfterMs: record.retryAfterMs,
+      cause,
+    },
+  );
 }

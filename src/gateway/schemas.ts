@@ -49,7 +49,9 @@ export function earthquakeRequestSchema(now: () => Date = () => new Date()) {
           message: `must be at most ${LIMITS.maxWindowDays} days after start_time`,
         });
       }
-      if (circleFromParts({ latitude: req.latitude, longitude: req.longitude, radiusKm: req.radius_km }) === 'partial') {
+      if (
+        circleFromParts({ latitude: req.latitude, longitude: req.longitude, radiusKm: req.radius_km }) === 'partial'
+      ) {
         ctx.addIssue({
           code: 'custom',
           path: ['radius_km'],
@@ -131,14 +133,22 @@ export function earthquakeResultFor(req: Pick<EarthquakeRequest, 'start_time' | 
   return earthquakeResultSchema.superRefine((r, ctx) => {
     const events = r.events ?? [];
     if (events.length > maxResults) {
-      ctx.addIssue({ code: 'custom', path: ['events'], message: `holds ${events.length} events, more than the max_results of ${maxResults} asked for` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['events'],
+        message: `holds ${events.length} events, more than the max_results of ${maxResults} asked for`,
+      });
     }
     const outside = events.findIndex((e) => {
       const ms = Date.parse(e.time);
       return ms < fromMs || ms > toMs;
     });
     if (outside >= 0) {
-      ctx.addIssue({ code: 'custom', path: ['events', outside, 'time'], message: `${events[outside]!.time} is outside the ${req.start_time}..${req.end_time} asked for` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['events', outside, 'time'],
+        message: `${events[outside]!.time} is outside the ${req.start_time}..${req.end_time} asked for`,
+      });
     }
   });
 }
@@ -146,9 +156,7 @@ export function earthquakeResultFor(req: Pick<EarthquakeRequest, 'start_time' | 
 export const indicatorResultSchema = z.object({
   indicator: z.object({ id: z.string(), name: z.string() }),
   country: z.object({ id: z.string(), name: z.string() }),
-  values: z
-    .array(z.object({ year: z.number().int(), value: z.number().nullable() }))
-    .nullable(),
+  values: z.array(z.object({ year: z.number().int(), value: z.number().nullable() })).nullable(),
   last_updated: z.string().nullable(),
   source: sourceSchema,
 });

@@ -6,13 +6,35 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Queue } from 'bullmq';
-import { insertBackfill, loadBackfill, loadBackfillGate, setBackfillCap, setBackfillControl, type BackfillRecord, type NewBackfill } from '../db/backfills.js';
+import {
+  insertBackfill,
+  loadBackfill,
+  loadBackfillGate,
+  setBackfillCap,
+  setBackfillControl,
+  type BackfillRecord,
+  type NewBackfill,
+} from '../db/backfills.js';
 import { budgetUsed } from '../db/budget.js';
 import type { Db } from '../db/connection.js';
 import { markCancelled, unfinishedOfBackfill, type PartitionRef } from '../db/partitions.js';
 import { backfillSummaries, type BackfillSummary } from '../db/queries/backfills.js';
-import { applyControl, BACKFILL_CONTROL, haltOf, newBackfillId, type ControlCommand, type Halt } from '../domain/backfill.js';
-import { BACKFILL_BUDGET_DAY, backfillScope, DAY_SCOPE, isUsedUp, nextUtcMidnightMs, utcDayOf } from '../domain/budget.js';
+import {
+  applyControl,
+  BACKFILL_CONTROL,
+  haltOf,
+  newBackfillId,
+  type ControlCommand,
+  type Halt,
+} from '../domain/backfill.js';
+import {
+  BACKFILL_BUDGET_DAY,
+  backfillScope,
+  DAY_SCOPE,
+  isUsedUp,
+  nextUtcMidnightMs,
+  utcDayOf,
+} from '../domain/budget.js';
 import type { EarthquakeFilters } from '../domain/filters.js';
 import { OPERATION_NAMES, type Operation } from '../domain/spec.js';
 import { earthquakeStream, indicatorStream } from '../domain/streams.js';
@@ -26,18 +48,28 @@ export type BackfillQueues = Record<Operation, Queue>;
 /** What a backfill command asked for: enough to name it and its streams (an ingest/plan BackfillRequest fits). */
 export type BackfillScope =
   | { operation: 'earthquake'; filters: EarthquakeFilters; fromMs: number; toMs: number; streamName?: string | null }
-  | { operation: 'indicator'; indicators: string[]; countries: string[]; fromYear: number; toYear: number; streamName?: string | null };
+  | {
+      operation: 'indicator';
+      indicators: string[];
+      countries: string[];
+      fromYear: number;
+      toYear: number;
+      streamName?: string | null;
+    };
 
 /** The streams a backfill plans partitions of. Pure. */
 export function streamKeysOf(b: BackfillScope): string[] {
   if (b.operation === 'earthquake') return [earthquakeStream(b.filters).streamKey];
-  return b.indicators.flatMap((indicator) => b.countries.map((country) => indicatorStream({ indicator, country }).streamKey));
+  return b.indicators.flatMap((indicator) =>
+    b.countries.map((country) => indicatorStream({ indicator, country }).streamKey),
+  );
 }
 
 /** One line naming what a backfill covers, for `backfill list`. Pure. */
 export function describeBackfill(b: BackfillScope): string {
   const stream = b.streamName ? `stream ${b.streamName}: ` : '';
-  if (b.operation === 'indicator') return `${stream}indicators ${b.indicators.join(',')} x ${b.countries.join(',')} ${b.fromYear}..${b.toYear}`;
+  if (b.operation === 'indicator')
+    return `${stream}indicators ${b.indicators.join(',')} x ${b.countries.join(',')} ${b.fromYear}..${b.toYear}`;
   const magnitude = b.filters.minMagnitude === null ? 'any magnitude' : `magnitude >= ${b.filters.minMagnitude}`;
   const c = b.filters.circle;
   const area = c ? `circle ${c.latitude},${c.longitude} radius ${c.radiusKm} km` : 'worldwide';
@@ -46,11 +78,21 @@ export function describeBackfill(b: BackfillScope): string {
 
 /** Records the backfill a command is about to plan, with its cap; returns its id. */
 export async function recordBackfill(db: Db, b: BackfillScope, maxBilledCalls: number | null): Promise<string> {
-  return createBackfill(db, { operation: b.operation, description: describeBackfill(b), streamKeys: streamKeysOf(b), maxBilledCalls });
+  return createBackfill(db, {
+    operation: b.operation,
+    description: describeBackfill(b),
+    streamKeys: streamKeysOf(b),
+    maxBilledCalls,
+  });
 }
 
 /** Records a new backfill under a fresh id (drawn again on the rare clash) and returns it. */
-export async function createBackfill(db: Db, x: Omit<NewBackfill, 'id'>, nowMs = Date.now(), random16: () => number = () => randomInt(0x10000)): Promise<string> {
+export async function createBackfill(
+  db: Db,
+  x: Omit<NewBackfill, 'id'>,
+  nowMs = Date.now(),
+  random16: () => number = () => randomInt(0x10000),
+): Promise<string> {
   for (let i = 0; i < 50; i++) {
     const id = newBackfillId(nowMs, random16());
     if (await insertBackfill(db, { ...x, id })) return id;
@@ -62,7 +104,11 @@ type Unfinished = PartitionRef & { operation: string; jobId: string };
 
 async function unfinishedJobs(db: Db, backfillId: string): Promise<Unfinished[]> {
   const rows = await unfinishedOfBackfill(db, backfillId);
-  return rows.flatMap((r) => (OPERATION_NAMES.includes(r.operation as Operation) ? [{ ...r, jobId: partitionJobId(r.operation as Operation, r.streamKey, r.partitionKey) }] : []));
+  return rows.flatMap((r) =>
+    OPERATION_NAMES.includes(r.operation as Operation)
+      ? [{ ...r, jobId: partitionJobId(r.operation as Operation, r.streamKey, r.partitionKey) }]
+      : [],
+  );
 }
 
 const queueOf = (queues: BackfillQueues, operation: string): Queue => queues[operation as Operation];
@@ -71,7 +117,10 @@ const queueOf = (queues: BackfillQueues, operation: string): Queue => queues[ope
  * Takes the jobs of these partitions off the queues, except running ones (a worker holds their lock:
  * they stop by themselves at their next call). Returns the partitions whose job is running.
  */
-async function takeOffQueues(queues: BackfillQueues, parts: Unfinished[]): Promise<{ removed: number; running: Unfinished[] }> {
+async function takeOffQueues(
+  queues: BackfillQueues,
+  parts: Unfinished[],
+): Promise<{ removed: number; running: Unfinished[] }> {
   let removed = 0;
   const running: Unfinished[] = [];
   for (const part of parts) {
@@ -103,7 +152,8 @@ async function loadOrRefuse(db: Db, id: string): Promise<BackfillRecord> {
 async function setControl(db: Db, backfill: BackfillRecord, command: ControlCommand): Promise<BackfillRecord> {
   const next = applyControl(backfill.control, command);
   if ('refused' in next) throw new UsageError(`backfill ${backfill.id}: cannot ${command}: ${next.refused}`);
-  if (!(await setBackfillControl(db, backfill.id, next.to))) throw new UsageError(`backfill ${backfill.id}: cannot ${command}: it was cancelled meanwhile`);
+  if (!(await setBackfillControl(db, backfill.id, next.to)))
+    throw new UsageError(`backfill ${backfill.id}: cannot ${command}: it was cancelled meanwhile`);
   return { ...backfill, control: next.to };
 }
 
@@ -126,7 +176,12 @@ async function promoteHeld(queues: BackfillQueues, parts: Unfinished[]): Promise
  * Active again, optionally with a new cap: the reconciler queues every partition that has no job
  * (the ones pause took off), and jobs held by the budget are let go.
  */
-export async function resumeBackfill(db: Db, queues: BackfillQueues, id: string, maxBilledCalls?: number | null): Promise<ControlResult> {
+export async function resumeBackfill(
+  db: Db,
+  queues: BackfillQueues,
+  id: string,
+  maxBilledCalls?: number | null,
+): Promise<ControlResult> {
   const current = await loadOrRefuse(db, id);
   const backfill = await setControl(db, current, 'resume');
   if (maxBilledCalls !== undefined) await setBackfillCap(db, id, maxBilledCalls);
@@ -134,13 +189,25 @@ export async function resumeBackfill(db: Db, queues: BackfillQueues, id: string,
   await promoteHeld(queues, await unfinishedJobs(db, id));
   const mine = new Set((await unfinishedJobs(db, id)).map((p) => `${p.streamKey} ${p.partitionKey}`));
   const requeued = reconciled.requeued.filter((label) => mine.has(label)).length;
-  return { backfill: { ...backfill, maxBilledCalls: maxBilledCalls === undefined ? backfill.maxBilledCalls : maxBilledCalls }, removed: 0, running: 0, cancelled: 0, requeued };
+  return {
+    backfill: { ...backfill, maxBilledCalls: maxBilledCalls === undefined ? backfill.maxBilledCalls : maxBilledCalls },
+    removed: 0,
+    running: 0,
+    cancelled: 0,
+    requeued,
+  };
 }
 
 /** A new cap (null: none); jobs held by the old one are let go. Control is left as it is. */
-export async function setBackfillBudget(db: Db, queues: BackfillQueues, id: string, maxBilledCalls: number | null): Promise<BackfillRecord> {
+export async function setBackfillBudget(
+  db: Db,
+  queues: BackfillQueues,
+  id: string,
+  maxBilledCalls: number | null,
+): Promise<BackfillRecord> {
   const backfill = await loadOrRefuse(db, id);
-  if (backfill.control === BACKFILL_CONTROL.cancelled) throw new UsageError(`backfill ${id}: cannot change the budget: it was cancelled`);
+  if (backfill.control === BACKFILL_CONTROL.cancelled)
+    throw new UsageError(`backfill ${id}: cannot change the budget: it was cancelled`);
   await setBackfillCap(db, id, maxBilledCalls);
   await promoteHeld(queues, await unfinishedJobs(db, id));
   return { ...backfill, maxBilledCalls };
@@ -156,7 +223,11 @@ export async function cancelBackfill(db: Db, queues: BackfillQueues, id: string)
   const parts = await unfinishedJobs(db, id);
   const { removed, running } = await takeOffQueues(queues, parts);
   const busy = new Set(running.map((p) => p.jobId));
-  const cancelled = await markCancelled(db, parts.filter((p) => !busy.has(p.jobId)), `backfill ${id} was cancelled`);
+  const cancelled = await markCancelled(
+    db,
+    parts.filter((p) => !busy.has(p.jobId)),
+    `backfill ${id} was cancelled`,
+  );
   return { backfill, removed, running: running.length, cancelled, requeued: 0 };
 }
 
@@ -168,15 +239,32 @@ async function anyRunning(queues: BackfillQueues, parts: Unfinished[]): Promise<
 }
 
 /** What holds the backfill now (paused, cancelled, at a budget), or null while it may go on. */
-export async function backfillHalt(db: Db, queues: BackfillQueues, id: string, dayCap: number | null, nowMs = Date.now()): Promise<Halt | null> {
+export async function backfillHalt(
+  db: Db,
+  queues: BackfillQueues,
+  id: string,
+  dayCap: number | null,
+  nowMs = Date.now(),
+): Promise<Halt | null> {
   const gate = await loadBackfillGate(db, id);
   if (!gate) return null;
   const used = await budgetUsed(db, { scope: backfillScope(id), day: BACKFILL_BUDGET_DAY });
   const dayUsed = await budgetUsed(db, { scope: DAY_SCOPE, day: utcDayOf(nowMs) });
   const atBudget = isUsedUp(used, gate.maxBilledCalls) || isUsedUp(dayUsed, dayCap);
   // Only at a budget does it matter whether a job still runs: it may finish the backfill with the last unit.
-  const jobsRunning = gate.control === BACKFILL_CONTROL.active && atBudget ? await anyRunning(queues, await unfinishedJobs(db, id)) : false;
-  return haltOf({ control: gate.control, maxBilledCalls: gate.maxBilledCalls, used, dayUsed, dayCap, nextDayMs: nextUtcMidnightMs(nowMs), jobsRunning });
+  const jobsRunning =
+    gate.control === BACKFILL_CONTROL.active && atBudget
+      ? await anyRunning(queues, await unfinishedJobs(db, id))
+      : false;
+  return haltOf({
+    control: gate.control,
+    maxBilledCalls: gate.maxBilledCalls,
+    used,
+    dayUsed,
+    dayCap,
+    nextDayMs: nextUtcMidnightMs(nowMs),
+    jobsRunning,
+  });
 }
 
 export async function listBackfills(db: Db, limit: number): Promise<BackfillSummary[]> {

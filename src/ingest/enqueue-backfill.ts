@@ -19,9 +19,23 @@ export interface EnqueueSummary {
   partitionKeys: string[];
 }
 
-async function enqueueWork<T>(db: Db, queue: Queue, streamKey: string, work: PlannedWork<T>[], refresh: boolean, backfillId: string | null): Promise<EnqueueSummary> {
-  await recordPlanned(db, work.map((w) => ({ ...w.partition, backfillId })), refresh);
-  const result = await enqueueJobs(queue, work.map((w) => w.job));
+async function enqueueWork<T>(
+  db: Db,
+  queue: Queue,
+  streamKey: string,
+  work: PlannedWork<T>[],
+  refresh: boolean,
+  backfillId: string | null,
+): Promise<EnqueueSummary> {
+  await recordPlanned(
+    db,
+    work.map((w) => ({ ...w.partition, backfillId })),
+    refresh,
+  );
+  const result = await enqueueJobs(
+    queue,
+    work.map((w) => w.job),
+  );
   return {
     streamKey,
     planned: work.length,
@@ -49,8 +63,18 @@ export async function enqueueEarthquakeBackfill(db: Db, queue: Queue, b: Earthqu
   const covered = b.refresh ? [] : (await doneCoverage(db, stream.streamKey)).windows;
   // Unfinished windows of the stream (an older version's shape included) are taken over, not read twice.
   const adopted = b.refresh || b.windows ? [] : await unfinishedWindows(db, stream.streamKey, b.fromMs, b.toMs);
-  const windows = b.windows ?? [...adopted, ...planWindows({ fromMs: b.fromMs, toMs: b.toMs, coveredMs: [...covered, ...adopted] })];
-  return enqueueWork(db, queue, stream.streamKey, earthquakeWork(stream, b.filters, windows), b.refresh || b.windows !== undefined, b.backfillId ?? null);
+  const windows = b.windows ?? [
+    ...adopted,
+    ...planWindows({ fromMs: b.fromMs, toMs: b.toMs, coveredMs: [...covered, ...adopted] }),
+  ];
+  return enqueueWork(
+    db,
+    queue,
+    stream.streamKey,
+    earthquakeWork(stream, b.filters, windows),
+    b.refresh || b.windows !== undefined,
+    b.backfillId ?? null,
+  );
 }
 
 export interface IndicatorBackfill {
@@ -70,8 +94,22 @@ export async function enqueueIndicatorBackfill(db: Db, queue: Queue, b: Indicato
       const stream = indicatorStream({ indicator, country });
       await upsertStream(db, stream, b.streamName ?? null);
       const covered = b.refresh ? [] : (await doneCoverage(db, stream.streamKey)).years;
-      const chunks = planChunks({ fromYear: b.fromYear, toYear: b.toYear, maxYears: LIMITS.maxYearSpan, coveredYears: covered });
-      out.push(await enqueueWork(db, queue, stream.streamKey, indicatorWork(stream, { indicator, country }, chunks), b.refresh, b.backfillId ?? null));
+      const chunks = planChunks({
+        fromYear: b.fromYear,
+        toYear: b.toYear,
+        maxYears: LIMITS.maxYearSpan,
+        coveredYears: covered,
+      });
+      out.push(
+        await enqueueWork(
+          db,
+          queue,
+          stream.streamKey,
+          indicatorWork(stream, { indicator, country }, chunks),
+          b.refresh,
+          b.backfillId ?? null,
+        ),
+      );
     }
   }
   return out;

@@ -23,11 +23,27 @@ export interface RefreshSummary {
   stillRunning: number;
 }
 
-async function enqueueFresh<T>(db: Db, queue: Queue, streamKey: string, work: PlannedWork<T>[]): Promise<RefreshSummary> {
-  const busy = await inProgress(db, streamKey, work.map((w) => w.partition.partitionKey));
+async function enqueueFresh<T>(
+  db: Db,
+  queue: Queue,
+  streamKey: string,
+  work: PlannedWork<T>[],
+): Promise<RefreshSummary> {
+  const busy = await inProgress(
+    db,
+    streamKey,
+    work.map((w) => w.partition.partitionKey),
+  );
   const fresh = work.filter((w) => !busy.has(w.partition.partitionKey));
-  await recordPlanned(db, fresh.map((w) => w.partition), true);
-  const result = await enqueueJobs(queue, fresh.map((w) => w.job));
+  await recordPlanned(
+    db,
+    fresh.map((w) => w.partition),
+    true,
+  );
+  const result = await enqueueJobs(
+    queue,
+    fresh.map((w) => w.job),
+  );
   return { streamKey, planned: fresh.length, added: result.added.length, stillRunning: busy.size };
 }
 
@@ -39,7 +55,12 @@ export async function enqueueEarthquakeRefresh(
 ): Promise<RefreshSummary> {
   const stream = earthquakeStream(r.filters);
   await upsertStream(db, stream, r.streamName);
-  return enqueueFresh(db, queue, stream.streamKey, earthquakeWork(stream, r.filters, r.windows, (_w, i) => refreshSlotKey(r.tier, i)));
+  return enqueueFresh(
+    db,
+    queue,
+    stream.streamKey,
+    earthquakeWork(stream, r.filters, r.windows, (_w, i) => refreshSlotKey(r.tier, i)),
+  );
 }
 
 /** Every chunk of every series of an indicator stream (fixed chunk keys: already bounded). */

@@ -6,7 +6,16 @@
 import type { Db } from '../db/connection.js';
 import { readGatewayFacts } from '../db/gateway-knowledge.js';
 import { doneCoverage } from '../db/partitions.js';
-import { countEvents, doneWindows, earthquakeStreams, indicatorPointsPerYear, medianCallCycleMs, medianLatencyMs, sampleAnswers, type DoneWindow } from '../db/queries/plan.js';
+import {
+  countEvents,
+  doneWindows,
+  earthquakeStreams,
+  indicatorPointsPerYear,
+  medianCallCycleMs,
+  medianLatencyMs,
+  sampleAnswers,
+  type DoneWindow,
+} from '../db/queries/plan.js';
 import type { EarthquakeFilters } from '../domain/filters.js';
 import type { Interval } from '../domain/interval.js';
 import type { Range } from '../domain/ranges.js';
@@ -46,7 +55,8 @@ import { planWindows } from '../planning/windows.js';
 import type { EarthquakeBackfill, IndicatorBackfill } from './enqueue-backfill.js';
 
 /** What one `backfill` command asks for, before it is enqueued. */
-export type BackfillRequest = ({ operation: 'earthquake' } & EarthquakeBackfill) | ({ operation: 'indicator' } & IndicatorBackfill);
+export type BackfillRequest =
+  ({ operation: 'earthquake' } & EarthquakeBackfill) | ({ operation: 'indicator' } & IndicatorBackfill);
 
 export interface PlanSettings {
   nowMs: number;
@@ -107,7 +117,9 @@ const PIECE_MS = LIMITS.maxWindowDays * DAY_MS;
 const SELF_PROVING_MS = 7 * DAY_MS;
 
 export async function planBackfill(db: Db, request: BackfillRequest, settings: PlanSettings): Promise<Plan> {
-  return request.operation === 'earthquake' ? planEarthquakes(db, request, settings) : planIndicators(db, request, settings);
+  return request.operation === 'earthquake'
+    ? planEarthquakes(db, request, settings)
+    : planIndicators(db, request, settings);
 }
 
 const tenths = (x: number) => Math.round(x * 10) / 10;
@@ -116,27 +128,48 @@ function countWithin(done: readonly { startMs: number; endMs: number }[], fromMs
   return done.filter((w) => w.startMs <= toMs && w.endMs >= fromMs).length;
 }
 
-async function latency(db: Db, operation: Operation): Promise<Pick<Plan, 'latencyMs' | 'latencySource' | 'callCycleMs'>> {
+async function latency(
+  db: Db,
+  operation: Operation,
+): Promise<Pick<Plan, 'latencyMs' | 'latencySource' | 'callCycleMs'>> {
   const ms = await medianLatencyMs(db, operation);
   const cycle = await medianCallCycleMs(db, operation);
   return {
-    ...(ms === null ? { latencyMs: DEFAULT_LATENCY_MS, latencySource: 'default' as const } : { latencyMs: Math.round(ms), latencySource: 'measured' as const }),
+    ...(ms === null
+      ? { latencyMs: DEFAULT_LATENCY_MS, latencySource: 'default' as const }
+      : { latencyMs: Math.round(ms), latencySource: 'measured' as const }),
     callCycleMs: cycle === null ? null : Math.round(cycle),
   };
 }
 
 /** Done windows of the given streams with their events counted under each one's own filters. */
-async function measuredWindows(db: Db, streams: ReadonlyMap<string, EarthquakeFilters>, done: readonly DoneWindow[]): Promise<MeasuredWindow[]> {
+async function measuredWindows(
+  db: Db,
+  streams: ReadonlyMap<string, EarthquakeFilters>,
+  done: readonly DoneWindow[],
+): Promise<MeasuredWindow[]> {
   const out: MeasuredWindow[] = [];
   for (const [streamKey, filters] of streams) {
-    const mine = done.filter((d) => d.streamKey === streamKey).sort((a, b) => b.window.startMs - a.window.startMs).slice(0, MEASURED_PER_STREAM);
-    const counts = await countEvents(db, filters, mine.map((d) => d.window));
+    const mine = done
+      .filter((d) => d.streamKey === streamKey)
+      .sort((a, b) => b.window.startMs - a.window.startMs)
+      .slice(0, MEASURED_PER_STREAM);
+    const counts = await countEvents(
+      db,
+      filters,
+      mine.map((d) => d.window),
+    );
     mine.forEach((d, i) => out.push({ events: counts[i]!, billedCalls: d.billedCalls, units: d.units }));
   }
   return out;
 }
 
-async function capProbe(db: Db, filters: EarthquakeFilters, windows: readonly Interval[], s: PlanSettings): Promise<Plan['capProbe']> {
+async function capProbe(
+  db: Db,
+  filters: EarthquakeFilters,
+  windows: readonly Interval[],
+  s: PlanSettings,
+): Promise<Plan['capProbe']> {
   const filtered = filters.minMagnitude !== null || filters.circle !== null;
   const short = windows.some((w) => w.endMs - w.startMs < SELF_PROVING_MS);
   if (windows.length === 0 || !(filtered || short)) return 'none';
@@ -145,13 +178,21 @@ async function capProbe(db: Db, filters: EarthquakeFilters, windows: readonly In
   return facts.capFloor >= CAP || facts.probedRecently ? 'none' : 'expected';
 }
 
-async function planEarthquakes(db: Db, r: Extract<BackfillRequest, { operation: 'earthquake' }>, s: PlanSettings): Promise<Plan> {
+async function planEarthquakes(
+  db: Db,
+  r: Extract<BackfillRequest, { operation: 'earthquake' }>,
+  s: PlanSettings,
+): Promise<Plan> {
   const stream = earthquakeStream(r.filters);
   const done = r.refresh ? [] : (await doneCoverage(db, stream.streamKey)).windows;
   const windows = r.windows ?? planWindows({ fromMs: r.fromMs, toMs: r.toMs, coveredMs: done });
   const windowsCovered = r.refresh || r.windows ? 0 : countWithin(done, r.fromMs, r.toMs);
 
-  const sources = new Map((await earthquakeStreams(db)).filter((x) => isWiderOrEqual(x.filters, r.filters)).map((x) => [x.streamKey, x.filters]));
+  const sources = new Map(
+    (await earthquakeStreams(db))
+      .filter((x) => isWiderOrEqual(x.filters, r.filters))
+      .map((x) => [x.streamKey, x.filters]),
+  );
   const sourceDone = await doneWindows(db, [...sources.keys()]);
   const coverage = unionOf(sourceDone.map((d) => d.window));
   const samples: SampleCount[] = await sampleAnswers(db, stream.streamKey);
@@ -166,7 +207,10 @@ async function planEarthquakes(db: Db, r: Extract<BackfillRequest, { operation: 
     const events = parts.map(take).reduce((n, c) => n + c, 0);
     return countedInWindow(windows[i]!, parts, events, samples);
   });
-  const pool = ratePool([...pieces.map((p) => ({ ms: p.endMs - p.startMs, events: take() })), ...samplePieces(samples)]);
+  const pool = ratePool([
+    ...pieces.map((p) => ({ ms: p.endMs - p.startMs, events: take() })),
+    ...samplePieces(samples),
+  ]);
   const perWindow = windows.map((w, i) => windowEvents(w, counted[i]!, pool));
 
   const measured = await measuredWindows(db, sources, sourceDone);
@@ -198,8 +242,17 @@ async function planEarthquakes(db: Db, r: Extract<BackfillRequest, { operation: 
   const probeCalls = probe === 'expected' ? 1 : 0;
   const probeCost: Estimate = { low: probeCalls, expected: probeCalls, high: probe === 'none' ? 0 : 1 };
   const totalCalls = sumEstimates([...calls, probeCost]);
-  const totalUnits = sumEstimates([...unitsPer, { low: probeCost.low * CAP, expected: probeCost.expected * CAP, high: probeCost.high * CAP }]);
-  const seconds = wallSeconds({ callsPerPartition: [...calls.map((c) => c.expected), probeCost.expected], concurrency: s.concurrency, lanes: s.lanes, latencyMs: pace.latencyMs, cycleMs: pace.callCycleMs });
+  const totalUnits = sumEstimates([
+    ...unitsPer,
+    { low: probeCost.low * CAP, expected: probeCost.expected * CAP, high: probeCost.high * CAP },
+  ]);
+  const seconds = wallSeconds({
+    callsPerPartition: [...calls.map((c) => c.expected), probeCost.expected],
+    concurrency: s.concurrency,
+    lanes: s.lanes,
+    latencyMs: pace.latencyMs,
+    cycleMs: pace.callCycleMs,
+  });
   return {
     ...base,
     estimatedBilledCalls: rounded(totalCalls),
@@ -208,16 +261,29 @@ async function planEarthquakes(db: Db, r: Extract<BackfillRequest, { operation: 
   };
 }
 
-async function planIndicators(db: Db, r: Extract<BackfillRequest, { operation: 'indicator' }>, s: PlanSettings): Promise<Plan> {
+async function planIndicators(
+  db: Db,
+  r: Extract<BackfillRequest, { operation: 'indicator' }>,
+  s: PlanSettings,
+): Promise<Plan> {
   const streams: StreamPlan[] = [];
   const chunks: Array<{ startYear: number; endYear: number }> = [];
   for (const indicator of r.indicators) {
     for (const country of r.countries) {
       const stream = indicatorStream({ indicator, country });
       const done: Range[] = r.refresh ? [] : (await doneCoverage(db, stream.streamKey)).years;
-      const mine = planChunks({ fromYear: r.fromYear, toYear: r.toYear, maxYears: LIMITS.maxYearSpan, coveredYears: done });
+      const mine = planChunks({
+        fromYear: r.fromYear,
+        toYear: r.toYear,
+        maxYears: LIMITS.maxYearSpan,
+        coveredYears: done,
+      });
       chunks.push(...mine);
-      streams.push({ streamKey: stream.streamKey, windows: mine.length, windowsCovered: done.filter((d) => d.start <= r.toYear && d.end >= r.fromYear).length });
+      streams.push({
+        streamKey: stream.streamKey,
+        windows: mine.length,
+        windowsCovered: done.filter((d) => d.start <= r.toYear && d.end >= r.fromYear).length,
+      });
     }
   }
   const pointsPerYear = (await indicatorPointsPerYear(db)) ?? 1;
@@ -230,7 +296,15 @@ async function planIndicators(db: Db, r: Extract<BackfillRequest, { operation: '
     windowsCovered: streams.reduce((n, x) => n + x.windowsCovered, 0),
     estimatedBilledCalls: rounded(estimate.calls),
     estimatedUnits: { ...rounded(estimate.units), unit: OPERATIONS.indicator.unit },
-    estimatedSeconds: tenths(wallSeconds({ callsPerPartition: chunks.map(() => 1), concurrency: s.concurrency, lanes: 1, latencyMs: pace.latencyMs, cycleMs: null })),
+    estimatedSeconds: tenths(
+      wallSeconds({
+        callsPerPartition: chunks.map(() => 1),
+        concurrency: s.concurrency,
+        lanes: 1,
+        latencyMs: pace.latencyMs,
+        cycleMs: null,
+      }),
+    ),
     minimumBilledCalls: chunks.length,
     density: null,
     orderFactor: null,

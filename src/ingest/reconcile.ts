@@ -44,7 +44,7 @@ async function lostJobs(queues: Record<Operation, Queue>, jobs: RebuiltJob[]): P
 
 export async function reconcileQueues(db: Db, queues: Record<Operation, Queue>): Promise<ReconcileResult> {
   const result: ReconcileResult = { checked: 0, requeued: [], unbuildable: [] };
-  for (let after: { streamKey: string; partitionKey: string } | null = null; ; ) {
+  for (let after: { streamKey: string; partitionKey: string } | null = null; ;) {
     const rows = await unfinishedPartitions(db, PAGE, after);
     if (rows.length === 0) return result;
     after = rows[rows.length - 1]!;
@@ -57,7 +57,10 @@ export async function reconcileQueues(db: Db, queues: Record<Operation, Queue>):
     }
     const lost = await lostJobs(queues, jobs);
     // A job may have finished its partition between the two reads: only what is still unfinished goes back.
-    const open = await stillUnfinished(db, lost.map((j) => j.job.data));
+    const open = await stillUnfinished(
+      db,
+      lost.map((j) => j.job.data),
+    );
     const again = lost.filter((j) => open.has(refKey(j.job.data)));
     for (const op of ['earthquake', 'indicator'] as const) {
       const batch: Array<{ jobId: string; data: object }> = again.filter((j) => j.operation === op).map((j) => j.job);
@@ -86,13 +89,28 @@ export function startReconciler(db: Db, queues: Record<Operation, Queue>, log: L
     running = reconcileQueues(db, queues)
       .then(async (r) => {
         const proven = await proveDoneWithoutProof(db);
-        if (proven > 0) log.info({ proven }, 'windows finished without a proof (by an older version) proven as of when they finished');
-        if (r.requeued.length > 0) log.warn({ requeued: r.requeued.length, first: r.requeued.slice(0, 5) }, 'partitions had no job that would run them: queued again');
-        if (r.unbuildable.length > 0) log.error({ partitions: r.unbuildable.slice(0, 5) }, 'partitions whose job cannot be rebuilt (stream params unreadable)');
+        if (proven > 0)
+          log.info(
+            { proven },
+            'windows finished without a proof (by an older version) proven as of when they finished',
+          );
+        if (r.requeued.length > 0)
+          log.warn(
+            { requeued: r.requeued.length, first: r.requeued.slice(0, 5) },
+            'partitions had no job that would run them: queued again',
+          );
+        if (r.unbuildable.length > 0)
+          log.error(
+            { partitions: r.unbuildable.slice(0, 5) },
+            'partitions whose job cannot be rebuilt (stream params unreadable)',
+          );
         return r;
       })
       .catch((err: unknown) => {
-        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'queue reconciliation failed; trying again later');
+        log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          'queue reconciliation failed; trying again later',
+        );
         return null;
       })
       .finally(() => (running = null));

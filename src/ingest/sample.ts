@@ -31,7 +31,10 @@ const GOLDEN = 0.618_033_988_75;
 /** Pure: which windows the N samples fall in, spread evenly over the list (repeating when N exceeds it). */
 export function sampleWindows(windows: readonly Interval[], n: number): Interval[] {
   if (windows.length === 0 || n <= 0) return [];
-  return Array.from({ length: n }, (_, k) => windows[Math.min(windows.length - 1, Math.floor(((k + 0.5) * windows.length) / n))]!);
+  return Array.from(
+    { length: n },
+    (_, k) => windows[Math.min(windows.length - 1, Math.floor(((k + 0.5) * windows.length) / n))]!,
+  );
 }
 
 /**
@@ -68,7 +71,13 @@ export interface SampleResult {
  * Pays for `n` sample calls over `windows` with the stream's filters. Stops early at a budget used
  * up (what was sampled still counts); a credential or parameter error ends it as bad usage.
  */
-export async function sampleDensity(deps: ProcessorDeps, streamKey: string, filters: EarthquakeFilters, windows: readonly Interval[], n: number): Promise<SampleResult> {
+export async function sampleDensity(
+  deps: ProcessorDeps,
+  streamKey: string,
+  filters: EarthquakeFilters,
+  windows: readonly Interval[],
+  n: number,
+): Promise<SampleResult> {
   const result: SampleResult = { calls: 0, billedCalls: 0, failed: 0, stopped: null };
   let lengthMs = LIMITS.maxWindowDays * DAY_MS;
   for (const [k, window] of sampleWindows(windows, n).entries()) {
@@ -76,7 +85,13 @@ export async function sampleDensity(deps: ProcessorDeps, streamKey: string, filt
     // The stream's own request for the stretch: the same filters, boundaries and max_results as a window's.
     const request = earthquakeRequest(filters, { region: { lo: interval.startMs, hi: interval.endMs }, circle: null });
     // A partition key no window has, so the call is booked on no partition.
-    const call: CallContext = { streamKey, partitionKey: `${SAMPLE_PURPOSE}@${windowKey(window)}`, jobId: null, attempt: 1, purpose: SAMPLE_PURPOSE };
+    const call: CallContext = {
+      streamKey,
+      partitionKey: `${SAMPLE_PURPOSE}@${windowKey(window)}`,
+      jobId: null,
+      attempt: 1,
+      purpose: SAMPLE_PURPOSE,
+    };
     const ctx = { jobId: null, attempt: 1 };
     let made;
     try {
@@ -89,7 +104,11 @@ export async function sampleDensity(deps: ProcessorDeps, streamKey: string, filt
     const { attemptId, attempt } = made;
     result.calls++;
     if (!attempt.ok) {
-      const error = await failedAttempt(deps, attemptId, attempt.record, attempt.cause, call, ctx, { operation: 'earthquake', stream: streamKey, purpose: SAMPLE_PURPOSE });
+      const error = await failedAttempt(deps, attemptId, attempt.record, attempt.cause, call, ctx, {
+        operation: 'earthquake',
+        stream: streamKey,
+        purpose: SAMPLE_PURPOSE,
+      });
       if (retryPolicyOf(error.kind) === 'never') throw new UsageError(`--sample: ${error.message}`);
       result.failed++;
       continue;
@@ -100,7 +119,8 @@ export async function sampleDensity(deps: ProcessorDeps, streamKey: string, filt
     if (attempt.record.billed) result.billedCalls++;
     deps.observer?.onCall(attempt.record, 0);
     // What every answer teaches the workers: the gateway's cap is at least this.
-    if (events.length > 1) await recordAnswerSize(deps.db, gatewayKey(deps), events.length, attempt.record.finishedAt, deps.knowledgeTtlMs);
+    if (events.length > 1)
+      await recordAnswerSize(deps.db, gatewayKey(deps), events.length, attempt.record.finishedAt, deps.knowledgeTtlMs);
     const times = events.map((e) => Date.parse(e.time)).filter(Number.isFinite);
     const spanMs = times.length > 1 ? Math.max(...times) - Math.min(...times) : interval.endMs - interval.startMs;
     lengthMs = nextLengthMs(interval.endMs - interval.startMs, events.length, spanMs, window.endMs - window.startMs);

@@ -10,7 +10,12 @@ export type WaitProgress = PartitionProgress;
 export type WaitResult = FinishedCount & { halt?: Halt };
 
 /** The counts the wait ends with; the running totals are for progress only. */
-const finishedOf = ({ total, done, partial, failed }: WaitProgress): FinishedCount => ({ total, done, partial, failed });
+const finishedOf = ({ total, done, partial, failed }: WaitProgress): FinishedCount => ({
+  total,
+  done,
+  partial,
+  failed,
+});
 
 export interface PartitionRef {
   streamKey: string;
@@ -47,7 +52,12 @@ export function isFinishedCount(p: FinishedCount): boolean {
  * partition is finished or the work is held. A database outage only pauses the wait: the work
  * goes on (or waits too) and the answer is still to come.
  */
-export async function waitForPartitions(db: Db, refs: PartitionRef[], onProgress: (p: WaitProgress) => void, options: WaitOptions = {}): Promise<WaitResult> {
+export async function waitForPartitions(
+  db: Db,
+  refs: PartitionRef[],
+  onProgress: (p: WaitProgress) => void,
+  options: WaitOptions = {},
+): Promise<WaitResult> {
   const aborted = abortedPromise(options.signal);
   // A signal ends the wait at once, whatever the poll in progress is waiting for.
   const loop = pollLoop(db, refs, onProgress, options);
@@ -66,7 +76,14 @@ function abortedPromise(signal: AbortSignal | undefined): Promise<void> {
 }
 
 function pollLoop(db: Db, refs: PartitionRef[], onProgress: (p: WaitProgress) => void, options: WaitOptions) {
-  let last: WaitProgress = { total: refs.reduce((n, r) => n + r.partitionKeys.length, 0), done: 0, partial: 0, failed: 0, rowsWritten: 0, billedCalls: 0 };
+  let last: WaitProgress = {
+    total: refs.reduce((n, r) => n + r.partitionKeys.length, 0),
+    done: 0,
+    partial: 0,
+    failed: 0,
+    rowsWritten: 0,
+    billedCalls: 0,
+  };
   const result = (async (): Promise<WaitResult> => {
     for (;;) {
       try {

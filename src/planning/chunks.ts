@@ -46,9 +46,7 @@ export function planChunks({
   if (!Number.isSafeInteger(maxYears) || maxYears < 1) {
     throw new RangeError(`maxYears must be a whole number of at least 1, got ${maxYears}`);
   }
-  return subtractRanges({ start: fromYear, end: toYear }, coveredYears, 1).flatMap((gap) =>
-    splitYears(gap, maxYears),
-  );
+  return subtractRanges({ start: fromYear, end: toYear }, coveredYears, 1).flatMap((gap) => splitYears(gap, maxYears));
 }
 
 /**

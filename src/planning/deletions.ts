@@ -62,7 +62,13 @@ function groupCheck(group: readonly Candidate[]): DeletionCheck {
 }
 
 /** What an unfiltered answer to `check` proves, given the largest answer the gateway is known to give. */
-export function judgeCheck(check: DeletionCheck, candidates: readonly Candidate[], answerIds: ReadonlySet<string>, answerSize: number, capFloor: number): CheckVerdict {
+export function judgeCheck(
+  check: DeletionCheck,
+  candidates: readonly Candidate[],
+  answerIds: ReadonlySet<string>,
+  answerSize: number,
+  capFloor: number,
+): CheckVerdict {
   const present = check.ids.filter((id) => answerIds.has(id));
   const missing = check.ids.filter((id) => !answerIds.has(id));
   if (answerSize < capFloor) return { absent: missing, present, again: [] };

@@ -19,17 +19,26 @@ const CIRCLE_SLACK_KM = 1e-6;
 
 /** True when every event `narrow` asks for is also one that `wide` asks for. */
 export function isWiderOrEqual(wide: EarthquakeFilters, narrow: EarthquakeFilters): boolean {
-  const magnitudeOk = wide.minMagnitude === null || (narrow.minMagnitude !== null && narrow.minMagnitude >= wide.minMagnitude);
+  const magnitudeOk =
+    wide.minMagnitude === null || (narrow.minMagnitude !== null && narrow.minMagnitude >= wide.minMagnitude);
   if (!magnitudeOk) return false;
   if (wide.circle === null) return true;
   if (narrow.circle === null) return false;
-  const apartKm = haversineKm(wide.circle.latitude, wide.circle.longitude, narrow.circle.latitude, narrow.circle.longitude);
+  const apartKm = haversineKm(
+    wide.circle.latitude,
+    wide.circle.longitude,
+    narrow.circle.latitude,
+    narrow.circle.longitude,
+  );
   return apartKm + narrow.circle.radiusKm <= wide.circle.radiusKm + CIRCLE_SLACK_KM;
 }
 
 /** Sorted, merged union of intervals. */
 export function unionOf(intervals: readonly Interval[]): Interval[] {
-  return mergeRanges(intervals.map((i) => ({ start: i.startMs, end: i.endMs }))).map((r) => ({ startMs: r.start, endMs: r.end }));
+  return mergeRanges(intervals.map((i) => ({ start: i.startMs, end: i.endMs }))).map((r) => ({
+    startMs: r.start,
+    endMs: r.end,
+  }));
 }
 
 /** The parts of `window` inside `covered` (a union, see unionOf). */
@@ -41,7 +50,8 @@ export function coveredPartsOf(window: Interval, covered: readonly Interval[]): 
 export function piecesOf(intervals: readonly Interval[], maxMs: number): Interval[] {
   return intervals.flatMap((i) => {
     const out: Interval[] = [];
-    for (let start = i.startMs; start < i.endMs; start += maxMs) out.push({ startMs: start, endMs: Math.min(start + maxMs, i.endMs) });
+    for (let start = i.startMs; start < i.endMs; start += maxMs)
+      out.push({ startMs: start, endMs: Math.min(start + maxMs, i.endMs) });
     return out;
   });
 }
@@ -77,7 +87,12 @@ export function ratePool(pieces: readonly Counted[], minPieceMs = MIN_RATE_PIECE
   if (exact.length > 0) {
     const rates = exact.map((p) => p.events / p.ms);
     const expected = exact.reduce((n, p) => n + p.events, 0) / exact.reduce((n, p) => n + p.ms, 0);
-    return { low: Math.min(...rates), expected: Math.max(expected, ...bounds), high: Math.max(...rates, ...bounds), lowerBoundOnly: false };
+    return {
+      low: Math.min(...rates),
+      expected: Math.max(expected, ...bounds),
+      high: Math.max(...rates, ...bounds),
+      lowerBoundOnly: false,
+    };
   }
   if (bounds.length === 0) return null;
   const floor = Math.max(...bounds);
@@ -105,7 +120,8 @@ export interface WindowEvents {
 export function windowEvents(window: Interval, covered: Counted, pool: RatePool | null): WindowEvents {
   const lengthMs = window.endMs - window.startMs;
   const restMs = Math.max(0, lengthMs - covered.ms);
-  if (restMs === 0) return { kind: 'exact', events: { low: covered.events, expected: covered.events, high: covered.events } };
+  if (restMs === 0)
+    return { kind: 'exact', events: { low: covered.events, expected: covered.events, high: covered.events } };
   // The window's own rate is the better guess once it covers a day; the pool bounds the range.
   const own = covered.ms >= MIN_RATE_PIECE_MS ? covered.events / covered.ms : null;
   if (pool === null) {
@@ -113,10 +129,18 @@ export function windowEvents(window: Interval, covered: Counted, pool: RatePool 
     const n = covered.events + restMs * own;
     return { kind: 'scaled', events: { low: covered.events, expected: n, high: n } };
   }
-  const rate = { low: Math.min(pool.low, own ?? pool.low), expected: own ?? pool.expected, high: Math.max(pool.high, own ?? 0) };
+  const rate = {
+    low: Math.min(pool.low, own ?? pool.low),
+    expected: own ?? pool.expected,
+    high: Math.max(pool.high, own ?? 0),
+  };
   return {
     kind: covered.ms > 0 ? 'scaled' : 'extrapolated',
-    events: { low: covered.events + restMs * rate.low, expected: covered.events + restMs * rate.expected, high: covered.events + restMs * rate.high },
+    events: {
+      low: covered.events + restMs * rate.low,
+      expected: covered.events + restMs * rate.expected,
+      high: covered.events + restMs * rate.high,
+    },
   };
 }
 
@@ -133,7 +157,12 @@ const overlaps = (a: Interval, b: Interval) => a.startMs <= b.endMs && b.startMs
  * What is counted in one window: its stored parts, plus complete samples lying inside it and
  * outside those parts (sampled events are not stored, so they never count twice), each once.
  */
-export function countedInWindow(window: Interval, storedParts: readonly Interval[], storedEvents: number, samples: readonly SampleCount[]): Counted {
+export function countedInWindow(
+  window: Interval,
+  storedParts: readonly Interval[],
+  storedEvents: number,
+  samples: readonly SampleCount[],
+): Counted {
   let ms = storedParts.reduce((n, p) => n + (p.endMs - p.startMs), 0);
   let events = storedEvents;
   const taken: Interval[] = [...storedParts];

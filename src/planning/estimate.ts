@@ -66,8 +66,14 @@ export interface MeasuredWindow {
 export function orderFactor(windows: readonly MeasuredWindow[]): OrderFactor {
   const full = windows.filter((w) => isFull(w.events) && w.billedCalls > 0);
   if (full.length === 0) return DEFAULT_ORDER_FACTOR;
-  const expected = Math.max(1, full.reduce((n, w) => n + w.billedCalls, 0) / full.reduce((n, w) => n + idealCalls(w.events), 0));
-  const high = full.length < MIN_MEASURED_WINDOWS ? Math.max(expected, ANY_ORDER_FACTOR) : Math.max(expected, Math.min(ANY_ORDER_FACTOR, expected * MEASURED_HEADROOM));
+  const expected = Math.max(
+    1,
+    full.reduce((n, w) => n + w.billedCalls, 0) / full.reduce((n, w) => n + idealCalls(w.events), 0),
+  );
+  const high =
+    full.length < MIN_MEASURED_WINDOWS
+      ? Math.max(expected, ANY_ORDER_FACTOR)
+      : Math.max(expected, Math.min(ANY_ORDER_FACTOR, expected * MEASURED_HEADROOM));
   return { expected, high, measuredWindows: full.length };
 }
 
@@ -95,11 +101,19 @@ export function windowCalls(events: EventRange, order: OrderFactor): Estimate {
 /** One window's units (events returned): every event once under the cap, more with follow-ups. */
 export function windowUnits(events: EventRange, calls: Estimate, units: UnitsFactor): Estimate {
   const at = (n: number, factor: number, maxCalls: number) => (isFull(n) ? Math.min(n * factor, maxCalls * CAP) : n);
-  return { low: events.low, expected: at(events.expected, units.expected, calls.expected), high: at(events.high, units.high, calls.high) };
+  return {
+    low: events.low,
+    expected: at(events.expected, units.expected, calls.expected),
+    high: at(events.high, units.high, calls.high),
+  };
 }
 
 export function sumEstimates(list: readonly Estimate[]): Estimate {
-  return list.reduce((a, b) => ({ low: a.low + b.low, expected: a.expected + b.expected, high: a.high + b.high }), { low: 0, expected: 0, high: 0 });
+  return list.reduce((a, b) => ({ low: a.low + b.low, expected: a.expected + b.expected, high: a.high + b.high }), {
+    low: 0,
+    expected: 0,
+    high: 0,
+  });
 }
 
 /** Whole calls: the low end down, the high end up, the expectation to the nearest. */
@@ -141,9 +155,14 @@ export function median(values: readonly number[]): number | null {
 }
 
 /** Indicator chunks: one billed call each; points are the years asked for (null values included). */
-export function indicatorEstimate(chunks: readonly YearChunk[], pointsPerYear: number): { calls: Estimate; units: Estimate } {
+export function indicatorEstimate(
+  chunks: readonly YearChunk[],
+  pointsPerYear: number,
+): { calls: Estimate; units: Estimate } {
   const years = chunks.reduce((n, c) => n + yearSpan(c.startYear, c.endYear), 0);
   const points = years * pointsPerYear;
-  return { calls: { low: chunks.length, expected: chunks.length, high: chunks.length }, units: { low: Math.min(points, years), expected: points, high: Math.max(points, years) } };
+  return {
+    calls: { low: chunks.length, expected: chunks.length, high: chunks.length },
+    units: { low: Math.min(points, years), expected: points, high: Math.max(points, years) },
+  };
 }
-

@@ -43,8 +43,16 @@ export function planWindows({
  * catalog revises recent events, so they are read again.
  */
 export function planLookbackWindows({ nowMs, lookbackMs, recentMs = 0, windowDays }: PlanLookbackArgs): Interval[] {
-  if (!Number.isSafeInteger(lookbackMs) || lookbackMs < 0 || !Number.isSafeInteger(recentMs) || recentMs < 0 || recentMs > lookbackMs) {
-    throw new RangeError(`lookbackMs and recentMs must be integers with 0 <= recentMs <= lookbackMs, got ${lookbackMs} and ${recentMs}`);
+  if (
+    !Number.isSafeInteger(lookbackMs) ||
+    lookbackMs < 0 ||
+    !Number.isSafeInteger(recentMs) ||
+    recentMs < 0 ||
+    recentMs > lookbackMs
+  ) {
+    throw new RangeError(
+      `lookbackMs and recentMs must be integers with 0 <= recentMs <= lookbackMs, got ${lookbackMs} and ${recentMs}`,
+    );
   }
   return planWindows({ fromMs: nowMs - lookbackMs, toMs: nowMs - recentMs, windowDays });
 }

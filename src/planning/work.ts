@@ -5,11 +5,21 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { earthquakeFiltersSchema, indicatorSeriesSchema, type EarthquakeFilters, type IndicatorSeries } from '../domain/filters.js';
+import {
+  earthquakeFiltersSchema,
+  indicatorSeriesSchema,
+  type EarthquakeFilters,
+  type IndicatorSeries,
+} from '../domain/filters.js';
 import type { Interval } from '../domain/interval.js';
 import type { PlannedPartition, StoredPartition } from '../domain/partition.js';
 import type { Operation } from '../domain/spec.js';
-import { earthquakeStreamParamsSchema, filtersOfParams, indicatorStreamParamsSchema, type StreamIdentity } from '../domain/streams.js';
+import {
+  earthquakeStreamParamsSchema,
+  filtersOfParams,
+  indicatorStreamParamsSchema,
+  type StreamIdentity,
+} from '../domain/streams.js';
 import { chunkKey, type YearChunk } from './chunks.js';
 import { windowKey } from './windows.js';
 
@@ -71,13 +81,27 @@ export function earthquakeWork(
 }
 
 /** Year chunks of one (indicator, country) series as partitions and their jobs. */
-export function indicatorWork(stream: StreamIdentity, series: IndicatorSeries, chunks: YearChunk[]): PlannedWork<IndicatorChunkJob>[] {
+export function indicatorWork(
+  stream: StreamIdentity,
+  series: IndicatorSeries,
+  chunks: YearChunk[],
+): PlannedWork<IndicatorChunkJob>[] {
   return chunks.map((c) => {
     const partitionKey = chunkKey(c);
     const jobId = partitionJobId('indicator', stream.streamKey, partitionKey);
     return {
-      partition: { streamKey: stream.streamKey, partitionKey, operation: 'indicator', startYear: c.startYear, endYear: c.endYear, jobId },
-      job: { jobId, data: { streamKey: stream.streamKey, partitionKey, ...series, startYear: c.startYear, endYear: c.endYear } },
+      partition: {
+        streamKey: stream.streamKey,
+        partitionKey,
+        operation: 'indicator',
+        startYear: c.startYear,
+        endYear: c.endYear,
+        jobId,
+      },
+      job: {
+        jobId,
+        data: { streamKey: stream.streamKey, partitionKey, ...series, startYear: c.startYear, endYear: c.endYear },
+      },
     };
   });
 }
@@ -95,7 +119,13 @@ export function jobOfPartition(p: StoredPartition): RebuiltJob | null {
   if (p.operation === 'earthquake') {
     const params = earthquakeStreamParamsSchema.safeParse(p.params);
     if (!params.success || !p.windowStart || !p.windowEnd) return null;
-    const data = { streamKey, partitionKey, windowStartMs: p.windowStart.getTime(), windowEndMs: p.windowEnd.getTime(), filters: filtersOfParams(params.data) };
+    const data = {
+      streamKey,
+      partitionKey,
+      windowStartMs: p.windowStart.getTime(),
+      windowEndMs: p.windowEnd.getTime(),
+      filters: filtersOfParams(params.data),
+    };
     return { operation: 'earthquake', job: { jobId: partitionJobId('earthquake', streamKey, partitionKey), data } };
   }
   if (p.operation === 'indicator') {

@@ -1,10 +1,10 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { type Operation } from '../domain/spec.js';
 
-export const QUEUE_NAMES = { earthquake: 'earthquake-windows', indicator: 'indicator-chunks' } as const satisfies Record<
-  Operation,
-  string
->;
+export const QUEUE_NAMES = {
+  earthquake: 'earthquake-windows',
+  indicator: 'indicator-chunks',
+} as const satisfies Record<Operation, string>;
 
 export interface QueueSettings {
   connection: ConnectionOptions;

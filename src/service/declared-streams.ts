@@ -34,12 +34,23 @@ export function declaredStreams(file: ResolvedJobsFile, currentYear: number): Ma
   };
   for (const s of file.earthquakes) {
     const range = { unit: 'time' as const, fromMs: s.backfillFrom?.getTime() ?? null };
-    add(earthquakeStream({ minMagnitude: s.minMagnitude, circle: s.circle }).streamKey, { name: s.name, schedule: formatRefresh(s), enabled: s.enabled, range });
+    add(earthquakeStream({ minMagnitude: s.minMagnitude, circle: s.circle }).streamKey, {
+      name: s.name,
+      schedule: formatRefresh(s),
+      enabled: s.enabled,
+      range,
+    });
   }
   for (const s of file.indicators) {
     const years = resolveYearRange({ fromYear: s.fromYear ?? undefined, toYear: s.toYear ?? undefined, currentYear });
-    const d: Declared = { name: s.name, schedule: formatSchedule(s.schedule), enabled: s.enabled, range: { unit: 'year', from: years.fromYear, to: years.toYear } };
-    for (const indicator of s.indicators) for (const country of s.countries) add(indicatorStream({ indicator, country }).streamKey, d);
+    const d: Declared = {
+      name: s.name,
+      schedule: formatSchedule(s.schedule),
+      enabled: s.enabled,
+      range: { unit: 'year', from: years.fromYear, to: years.toYear },
+    };
+    for (const indicator of s.indicators)
+      for (const country of s.countries) add(indicatorStream({ indicator, country }).streamKey, d);
   }
   return out;
 }

@@ -57,7 +57,9 @@ export async function readiness(checks: Record<string, ReadinessCheck>): Promise
   const results = await Promise.all(names.map((n) => runCheck(checks[n]!)));
   const failed = Object.fromEntries(names.flatMap((n, i) => (results[i] === null ? [] : [[n, results[i]]])));
   const ok = Object.keys(failed).length === 0;
-  const body = ok ? { status: 'ready', checks: Object.fromEntries(names.map((n) => [n, 'ok'])) } : { status: 'unavailable', failed };
+  const body = ok
+    ? { status: 'ready', checks: Object.fromEntries(names.map((n) => [n, 'ok'])) }
+    : { status: 'unavailable', failed };
   return { status: ok ? 200 : 503, body };
 }
 
@@ -83,8 +85,15 @@ async function route(o: HttpOptions, req: IncomingMessage, res: ServerResponse):
 /** What an operator can act on, without a stack: the port is named as the variable that sets it. */
 function listenError(err: unknown, port: number): unknown {
   const code = err instanceof Error ? (err as NodeJS.ErrnoException).code : undefined;
-  if (code === 'EADDRINUSE') return new ServiceUnavailableError(`HTTP_PORT ${port} is already in use (EADDRINUSE): choose another port`, { cause: err });
-  if (code === 'EACCES') return new ServiceUnavailableError(`HTTP_PORT ${port} may not be opened by this user (EACCES): choose a port above 1023`, { cause: err });
+  if (code === 'EADDRINUSE')
+    return new ServiceUnavailableError(`HTTP_PORT ${port} is already in use (EADDRINUSE): choose another port`, {
+      cause: err,
+    });
+  if (code === 'EACCES')
+    return new ServiceUnavailableError(
+      `HTTP_PORT ${port} may not be opened by this user (EACCES): choose a port above 1023`,
+      { cause: err },
+    );
   return err;
 }
 

@@ -32,7 +32,6 @@ export interface ServiceMetrics {
   watchWorkers(workers: readonly Worker[]): void;
 }
 
-
 /** Up to GATEWAY_TIMEOUT_MS (30 s by default) and a little beyond. */
 function callLatency(registry: Registry): Histogram<'operation' | 'error_kind'> {
   return new Histogram({
@@ -46,10 +45,30 @@ function callLatency(registry: Registry): Histogram<'operation' | 'error_kind'> 
 
 function callMetrics(registry: Registry): CallObserver {
   const registers = [registry];
-  const calls = new Counter({ name: `${PREFIX}gateway_calls_total`, help: 'Gateway calls by operation and error kind ("none" on success)', labelNames: ['operation', 'error_kind'], registers });
-  const billed = new Counter({ name: `${PREFIX}gateway_billed_calls_total`, help: 'Billed gateway calls (outcome succeeded)', labelNames: ['operation'], registers });
-  const units = new Counter({ name: `${PREFIX}gateway_units_total`, help: 'Units billed by the gateway (events or points)', labelNames: ['operation'], registers });
-  const rows = new Counter({ name: `${PREFIX}rows_upserted_total`, help: 'Rows inserted or revised in PostgreSQL', labelNames: ['operation'], registers });
+  const calls = new Counter({
+    name: `${PREFIX}gateway_calls_total`,
+    help: 'Gateway calls by operation and error kind ("none" on success)',
+    labelNames: ['operation', 'error_kind'],
+    registers,
+  });
+  const billed = new Counter({
+    name: `${PREFIX}gateway_billed_calls_total`,
+    help: 'Billed gateway calls (outcome succeeded)',
+    labelNames: ['operation'],
+    registers,
+  });
+  const units = new Counter({
+    name: `${PREFIX}gateway_units_total`,
+    help: 'Units billed by the gateway (events or points)',
+    labelNames: ['operation'],
+    registers,
+  });
+  const rows = new Counter({
+    name: `${PREFIX}rows_upserted_total`,
+    help: 'Rows inserted or revised in PostgreSQL',
+    labelNames: ['operation'],
+    registers,
+  });
   const latency = callLatency(registry);
   return {
     onCall(record: AttemptRecord, rowsWritten: number) {
@@ -76,7 +95,11 @@ function queueDepth(registry: Registry, queues: readonly Queue[]): void {
       this.reset();
       await Promise.all(
         queues.map(async (q) => {
-          const counts = await withDeadline(q.getJobCounts(...JOB_STATES), SCRAPE_QUERY_TIMEOUT_MS, 'metrics scrape').catch(() => null);
+          const counts = await withDeadline(
+            q.getJobCounts(...JOB_STATES),
+            SCRAPE_QUERY_TIMEOUT_MS,
+            'metrics scrape',
+          ).catch(() => null);
           for (const state of JOB_STATES) if (counts) this.set({ queue: q.name, state }, counts[state] ?? 0);
         }),
       );
@@ -118,7 +141,9 @@ function freshnessGauge(registry: Registry, db: Db): void {
     registers: [registry],
     async collect() {
       this.reset();
-      const streams = await withDeadline(streamFreshness(db), SCRAPE_QUERY_TIMEOUT_MS, 'metrics scrape').catch(() => null);
+      const streams = await withDeadline(streamFreshness(db), SCRAPE_QUERY_TIMEOUT_MS, 'metrics scrape').catch(
+        () => null,
+      );
       const now = Date.now();
       for (const [stream, f] of streams ?? []) {
         const newest = newestDataMs(f);
@@ -137,7 +162,11 @@ function budgetGauge(registry: Registry, db: Db, cap: number): void {
     registers: [registry],
     async collect() {
       this.reset();
-      const used = await withDeadline(dayBudgetUsed(db, utcDay(Date.now())), SCRAPE_QUERY_TIMEOUT_MS, 'metrics scrape').catch(() => null);
+      const used = await withDeadline(
+        dayBudgetUsed(db, utcDay(Date.now())),
+        SCRAPE_QUERY_TIMEOUT_MS,
+        'metrics scrape',
+      ).catch(() => null);
       if (used !== null) this.set({ scope: 'day' }, cap - used);
     },
   });

@@ -44,7 +44,11 @@ export function startRetention(o: RetentionOptions): RunningRetention {
       total.rows += batch.rows;
       total.batches++;
     }
-    if (total.rows > 0) o.log.info({ rows: total.rows, batches: total.batches, before: cutoff.toISOString() }, 'audit rows past retention rolled up into gateway_cost_rollup and deleted');
+    if (total.rows > 0)
+      o.log.info(
+        { rows: total.rows, batches: total.batches, before: cutoff.toISOString() },
+        'audit rows past retention rolled up into gateway_cost_rollup and deleted',
+      );
     return total;
   };
 

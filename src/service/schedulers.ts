@@ -49,11 +49,19 @@ export function desiredSchedulers(file: ResolvedJobsFile): DesiredScheduler[] {
   const quakes = file.earthquakes
     .filter((s) => s.enabled)
     .flatMap((s) =>
-      s.refresh.map((tier, i) => ({ id: schedulerId('earthquake', s.name, i), repeat: repeatOf(tier.schedule), data: { kind: 'earthquake' as const, stream: s.name, tier: i } })),
+      s.refresh.map((tier, i) => ({
+        id: schedulerId('earthquake', s.name, i),
+        repeat: repeatOf(tier.schedule),
+        data: { kind: 'earthquake' as const, stream: s.name, tier: i },
+      })),
     );
   const indicators = file.indicators
     .filter((s) => s.enabled)
-    .map((s) => ({ id: schedulerId('indicator', s.name), repeat: repeatOf(s.schedule), data: { kind: 'indicator' as const, stream: s.name } }));
+    .map((s) => ({
+      id: schedulerId('indicator', s.name),
+      repeat: repeatOf(s.schedule),
+      data: { kind: 'indicator' as const, stream: s.name },
+    }));
   return [...quakes, ...indicators];
 }
 
@@ -68,7 +76,11 @@ export function sameScheduler(existing: JobSchedulerJson, desired: DesiredSchedu
     'every' in r
       ? existing.every === r.every && !existing.pattern
       : existing.pattern === r.pattern && (existing.tz ?? 'UTC') === r.tz && !existing.every;
-  return timing && existing.name === TICK_JOB_NAME && JSON.stringify(existing.template?.data) === JSON.stringify(desired.data);
+  return (
+    timing &&
+    existing.name === TICK_JOB_NAME &&
+    JSON.stringify(existing.template?.data) === JSON.stringify(desired.data)
+  );
 }
 
 export interface SyncResult {

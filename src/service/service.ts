@@ -67,17 +67,29 @@ function redisCheck(redis: Redis): () => Promise<unknown> {
   return () => (redis.status === 'ready' ? redis.ping() : Promise.reject(new Error(`connection is ${redis.status}`)));
 }
 
-export async function startService(deps: ServiceDeps, file: ResolvedJobsFile, o: ServiceOptions = {}): Promise<RunningService> {
+export async function startService(
+  deps: ServiceDeps,
+  file: ResolvedJobsFile,
+  o: ServiceOptions = {},
+): Promise<RunningService> {
   const { env, log } = deps;
   const tickQueue = openTickQueue(deps.redis, env.queuePrefix);
   const queues = [deps.queues.earthquake, deps.queues.indicator, tickQueue];
   // An 'error' event without a listener would throw and end the process on a Redis outage.
-  for (const q of queues) q.on('error', (err) => log.warn({ err: err.message, queue: q.name }, 'queue connection error'));
+  for (const q of queues)
+    q.on('error', (err) => log.warn({ err: err.message, queue: q.name }, 'queue connection error'));
   const budget = o.budget ?? { billedCallsPerDay: null };
   const metrics = createServiceMetrics({ queues, db: deps.db.db, billedCallsPerDay: budget.billedCallsPerDay });
   const onError = (err: unknown) => log.error({ err }, 'http endpoint error');
   // `watch` exists before the first request is read: nothing awaits between listening and creating it.
-  const routes = createDashboard({ db: deps.db.db, jobsFile: () => watch.current(), budget, queues, token: o.dashboardToken ?? null, onError });
+  const routes = createDashboard({
+    db: deps.db.db,
+    jobsFile: () => watch.current(),
+    budget,
+    queues,
+    token: o.dashboardToken ?? null,
+    onError,
+  });
   const http = await startHttpServer({
     port: env.httpPort,
     registry: metrics.registry,
@@ -92,20 +104,34 @@ export async function startService(deps: ServiceDeps, file: ResolvedJobsFile, o:
 
   let syncing: Promise<void> = Promise.resolve();
   const sync = (): Promise<void> => {
-    syncing = syncing.then(async () => {
-      const r = await syncSchedulers(tickQueue, desiredSchedulers(watch.current()));
-      log.info(r, 'schedulers synced');
-    }).catch((err: unknown) => log.error({ err }, 'scheduler sync failed; retrying at the next resync'));
+    syncing = syncing
+      .then(async () => {
+        const r = await syncSchedulers(tickQueue, desiredSchedulers(watch.current()));
+        log.info(r, 'schedulers synced');
+      })
+      .catch((err: unknown) => log.error({ err }, 'scheduler sync failed; retrying at the next resync'));
     return syncing;
   };
-  const watch = watchJobsFile(file, { intervalMs: o.configPollMs ?? DEFAULT_CONFIG_POLL_MS, log, onChange: () => void sync() });
+  const watch = watchJobsFile(file, {
+    intervalMs: o.configPollMs ?? DEFAULT_CONFIG_POLL_MS,
+    log,
+    onChange: () => void sync(),
+  });
 
   const windows = deps.startWorkers(metrics.observer);
-  const ticks = startTickWorker({ connection: deps.redis, prefix: env.queuePrefix }, { db: deps.db.db, queues: deps.queues, jobsFile: watch.current, log });
+  const ticks = startTickWorker(
+    { connection: deps.redis, prefix: env.queuePrefix },
+    { db: deps.db.db, queues: deps.queues, jobsFile: watch.current, log },
+  );
   metrics.watchWorkers([...windows.workers, ticks]);
   await sync();
   const resync = setInterval(() => void sync(), o.resyncMs ?? DEFAULT_RESYNC_MS).unref();
-  const retention = startRetention({ db: deps.db.db, log, retentionDays: env.auditRetentionDays, intervalMs: o.retentionIntervalMs });
+  const retention = startRetention({
+    db: deps.db.db,
+    log,
+    retentionDays: env.auditRetentionDays,
+    intervalMs: o.retentionIntervalMs,
+  });
 
   return {
     port: http.port,
@@ -117,7 +143,10 @@ export async function startService(deps: ServiceDeps, file: ResolvedJobsFile, o:
       await retention.stop();
       watch.close();
       await http.close();
-      const [windowsResult, tickCutOff] = await Promise.all([windows.close(deadlineMs), closeWorker(ticks, deadlineMs)]);
+      const [windowsResult, tickCutOff] = await Promise.all([
+        windows.close(deadlineMs),
+        closeWorker(ticks, deadlineMs),
+      ]);
       await syncing;
       await closeQueue(tickQueue);
       return { cutOff: windowsResult.cutOff || tickCutOff };

@@ -40,18 +40,35 @@ export interface TickOutcome {
 }
 
 /** One tier: its band of event ages, [now - withinMs, now - fromMs], in slots reused by every tick. */
-async function earthquakeRun(s: EarthquakeStreamConfig, tierIndex: number, nowMs: number, deps: TickDeps): Promise<RefreshSummary[] | string> {
+async function earthquakeRun(
+  s: EarthquakeStreamConfig,
+  tierIndex: number,
+  nowMs: number,
+  deps: TickDeps,
+): Promise<RefreshSummary[] | string> {
   const tier = s.refresh[tierIndex];
   if (!tier) return `refresh tier ${tierIndex} is no longer declared for ${s.name}`;
   const windows = planLookbackWindows({ nowMs, lookbackMs: tier.withinMs, recentMs: tier.fromMs });
   const filters = { minMagnitude: s.minMagnitude, circle: s.circle };
-  return [await enqueueEarthquakeRefresh(deps.db, deps.queues.earthquake, { filters, streamName: s.name, tier: tierIndex, windows })];
+  return [
+    await enqueueEarthquakeRefresh(deps.db, deps.queues.earthquake, {
+      filters,
+      streamName: s.name,
+      tier: tierIndex,
+      windows,
+    }),
+  ];
 }
 
 function indicatorRun(s: IndicatorStreamConfig, nowMs: number, deps: TickDeps): Promise<RefreshSummary[]> {
   const currentYear = new Date(nowMs).getUTCFullYear();
   const years = resolveYearRange({ fromYear: s.fromYear ?? undefined, toYear: s.toYear ?? undefined, currentYear });
-  return enqueueIndicatorRefresh(deps.db, deps.queues.indicator, { indicators: s.indicators, countries: s.countries, ...years, streamName: s.name });
+  return enqueueIndicatorRefresh(deps.db, deps.queues.indicator, {
+    indicators: s.indicators,
+    countries: s.countries,
+    ...years,
+    streamName: s.name,
+  });
 }
 
 function skipReason(s: { enabled: boolean } | undefined, data: TickData, file: ResolvedJobsFile): string {
@@ -75,7 +92,13 @@ export async function processTick(data: TickData, nowMs: number, deps: TickDeps)
   const summaries = await plan(data, nowMs, deps);
   if (typeof summaries === 'string') return { ...base, skipped: summaries };
   const sum = (f: (s: RefreshSummary) => number) => summaries.reduce((n, s) => n + f(s), 0);
-  return { ...base, planned: sum((s) => s.planned), added: sum((s) => s.added), stillRunning: sum((s) => s.stillRunning), skipped: null };
+  return {
+    ...base,
+    planned: sum((s) => s.planned),
+    added: sum((s) => s.added),
+    stillRunning: sum((s) => s.stillRunning),
+    skipped: null,
+  };
 }
 
 /**
@@ -96,12 +119,17 @@ export function startTickWorker(settings: { connection: ConnectionOptions; prefi
       const parsed = tickSchema.safeParse(job.data);
       if (!parsed.success) throw new UnrecoverableError(`invalid tick payload: ${parsed.error.message}`);
       const outcome = await processTick(parsed.data, tickTimeMs(job.id, Date.now()), deps);
-      deps.log.info({ jobId: job.id, ...outcome }, outcome.skipped ? 'scheduled run skipped' : 'scheduled run enqueued');
+      deps.log.info(
+        { jobId: job.id, ...outcome },
+        outcome.skipped ? 'scheduled run skipped' : 'scheduled run enqueued',
+      );
       return outcome;
     },
     { connection: settings.connection, prefix: settings.prefix, concurrency: 1 },
   );
   worker.on('error', (err) => deps.log.error({ err, queue: TICK_QUEUE }, 'worker error'));
-  worker.on('failed', (job, err) => deps.log.warn({ jobId: job?.id, queue: TICK_QUEUE, err: err.message }, 'scheduled run failed'));
+  worker.on('failed', (job, err) =>
+    deps.log.warn({ jobId: job?.id, queue: TICK_QUEUE, err: err.message }, 'scheduled run failed'),
+  );
   return worker;
 }

@@ -8,14 +8,27 @@
  * budget unit is reserved in the same transaction as the audit row, so every audited call holds
  * one; it is given back when the answer turns out unbilled, and kept when billed or unknown.
  */
-import { beginAttempt, billedOf, discardAttempt, markAttemptRefused, markAttemptUnknown, type CallContext } from '../db/audit.js';
+import {
+  beginAttempt,
+  billedOf,
+  discardAttempt,
+  markAttemptRefused,
+  markAttemptUnknown,
+  type CallContext,
+} from '../db/audit.js';
 import { commitFailedAttempt } from '../db/answers.js';
 import { loadBackfillGate } from '../db/backfills.js';
 import { releaseBudget } from '../db/budget.js';
 import { BACKFILL_CONTROL, type BackfillControl } from '../domain/backfill.js';
 import { budgetScopes, refusalOf, type BudgetScope } from '../domain/budget.js';
 import type { Operation } from '../domain/spec.js';
-import { BackfillCancelledError, BackfillPausedError, BudgetExhaustedError, GatewayError, ShutdownError } from '../errors.js';
+import {
+  BackfillCancelledError,
+  BackfillPausedError,
+  BudgetExhaustedError,
+  GatewayError,
+  ShutdownError,
+} from '../errors.js';
 import type { Attempt, AttemptRecord } from '../gateway/attempt.js';
 import { attemptError } from '../gateway/client.js';
 import { durable } from './durable.js';
@@ -37,7 +50,9 @@ export function controlStop(backfillId: string | null, control: BackfillControl 
 /** Pure: what a refused reservation means for the job: wait for the next UTC day, or for a raised cap. */
 export function budgetError(refused: BudgetScope, nowMs: number): BudgetExhaustedError {
   const r = refusalOf(refused, nowMs);
-  return r.scope === 'day' ? new BudgetExhaustedError('day', r.cap, new Date(r.untilMs), null) : new BudgetExhaustedError('backfill', r.cap, null, r.backfillId);
+  return r.scope === 'day'
+    ? new BudgetExhaustedError('day', r.cap, new Date(r.untilMs), null)
+    : new BudgetExhaustedError('backfill', r.cap, null, r.backfillId);
 }
 
 export async function makeCall<R>(
@@ -56,7 +71,11 @@ export async function makeCall<R>(
   if (stop) throw stop;
   if (ctx.stopping?.()) throw new ShutdownError('the worker is stopping: no new gateway call');
   const nowMs = Date.now();
-  const scopes = budgetScopes(nowMs, deps.budget?.billedCallsPerDay ?? null, backfillId !== null && gate ? { id: backfillId, maxBilledCalls: gate.maxBilledCalls } : null);
+  const scopes = budgetScopes(
+    nowMs,
+    deps.budget?.billedCallsPerDay ?? null,
+    backfillId !== null && gate ? { id: backfillId, maxBilledCalls: gate.maxBilledCalls } : null,
+  );
   // Reserved with the audit row or not at all.
   const begun = await beginAttempt(deps.db, scopes, operation, request, call, new Date());
   if (begun.refused) throw budgetError(begun.refused, nowMs);
@@ -76,7 +95,16 @@ export async function makeCall<R>(
     throw e;
   });
   if (!attempt.ok && ctx.signal?.aborted) {
-    await durable(() => markAttemptUnknown(deps.db, attemptId, 'cut off at the shutdown deadline before the answer came: the gateway may have billed it'), ctx, deps.log);
+    await durable(
+      () =>
+        markAttemptUnknown(
+          deps.db,
+          attemptId,
+          'cut off at the shutdown deadline before the answer came: the gateway may have billed it',
+        ),
+      ctx,
+      deps.log,
+    );
     throw new ShutdownError('cut off at the shutdown deadline');
   }
   // Known unbilled (an error answer, an outcome other than succeeded): the unit goes back.

@@ -28,12 +28,17 @@ export async function claim(db: Db, ref: PartitionRef, log: Log): Promise<Claim 
   const timer = setInterval(() => {
     renewClaim(db, ref, runId, CLAIM_MS)
       .then((held) => {
-        if (!held && !lost) log.warn({ stream: ref.streamKey, partition: ref.partitionKey }, 'partition taken over by another run: no new call from this one');
+        if (!held && !lost)
+          log.warn(
+            { stream: ref.streamKey, partition: ref.partitionKey },
+            'partition taken over by another run: no new call from this one',
+          );
         lost ||= !held;
       })
       // The database away: no call can start anyway (its audit row cannot be written); keep trying.
       .catch((e: unknown) => {
-        if (!isConnectionError(e)) log.warn({ err: e instanceof Error ? e.message : String(e) }, 'could not renew the partition claim');
+        if (!isConnectionError(e))
+          log.warn({ err: e instanceof Error ? e.message : String(e) }, 'could not renew the partition claim');
       });
   }, RENEW_MS);
   timer.unref();

@@ -42,40 +42,78 @@ export async function reconcileDeletions(
   if (f.startedAtMs === 0) return outcome;
   const seenSince = new Date(f.startedAtMs);
   const region = windowRegion(f.window);
-  const candidates = await deletionCandidates(deps.db, { filters: job.filters, region, excluded: f.unresolved, seenSince, precisionMs: PRECISION_MS });
+  const candidates = await deletionCandidates(deps.db, {
+    filters: job.filters,
+    region,
+    excluded: f.unresolved,
+    seenSince,
+    precisionMs: PRECISION_MS,
+  });
   outcome.candidates = candidates.length;
   if (candidates.length === 0) return outcome;
   const unfiltered = job.filters.minMagnitude === null && job.filters.circle === null;
   const byWindow = candidates.filter((c) => provenByWindow(c, region, unfiltered)).map((c) => c.id);
   if (byWindow.length > 0) {
-    outcome.marked += await durable(() => deps.db.transaction((tx) => markDeleted(tx, byWindow, lastExecutionId, new Date(), seenSince)), ctx, deps.log);
+    outcome.marked += await durable(
+      () => deps.db.transaction((tx) => markDeleted(tx, byWindow, lastExecutionId, new Date(), seenSince)),
+      ctx,
+      deps.log,
+    );
   }
   const queue: DeletionCheck[] = planChecks(candidates.filter((c) => !byWindow.includes(c.id)));
   while (queue.length > 0 && outcome.checks < MAX_CHECKS && !ctx.stopping?.()) {
     const check = queue.shift()!;
-    const call: CallContext = { streamKey: job.streamKey, partitionKey: job.partitionKey, jobId: ctx.jobId, attempt: ctx.attempt, purpose: 'deletion-check', backfillId };
+    const call: CallContext = {
+      streamKey: job.streamKey,
+      partitionKey: job.partitionKey,
+      jobId: ctx.jobId,
+      attempt: ctx.attempt,
+      purpose: 'deletion-check',
+      backfillId,
+    };
     const request = earthquakeRequest(NO_FILTERS, { region: check.region, circle: null });
     // A check is a gateway call like any: it waits for a call slot (WORKER_CONCURRENCY holds).
     const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
-    const made = await makeCall(deps, call, 'earthquake', request, () => deps.gateway.queryEarthquakes(request, ctx.signal), ctx)
+    const made = await makeCall(
+      deps,
+      call,
+      'earthquake',
+      request,
+      () => deps.gateway.queryEarthquakes(request, ctx.signal),
+      ctx,
+    )
       .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))
       .finally(release);
     outcome.checks++;
     if (made instanceof Error || !made.attempt.ok) {
       const why = made instanceof Error ? made.message : made.attempt.record.errorDetail;
-      if (!(made instanceof Error)) await durable(() => commitFailedAttempt(deps.db, made.attemptId, made.attempt.record, call), ctx, deps.log);
-      deps.log.warn({ stream: job.streamKey, window: job.partitionKey, check: `${toRfc3339(check.region.lo)}/${toRfc3339(check.region.hi)}`, err: why }, 'deletion check failed: its candidates stay unmarked until the next re-read');
+      if (!(made instanceof Error))
+        await durable(() => commitFailedAttempt(deps.db, made.attemptId, made.attempt.record, call), ctx, deps.log);
+      deps.log.warn(
+        {
+          stream: job.streamKey,
+          window: job.partitionKey,
+          check: `${toRfc3339(check.region.lo)}/${toRfc3339(check.region.hi)}`,
+          err: why,
+        },
+        'deletion check failed: its candidates stay unmarked until the next re-read',
+      );
       break;
     }
     const events = made.attempt.result.events ?? [];
     const verdict = judgeCheck(check, candidates, new Set(events.map((e) => e.id)), events.length, f.capFloor);
     const present = events.filter((e) => verdict.present.includes(e.id));
-    const written = await durable(() => recordDeletionCheck(deps.db, made.attemptId, made.attempt.record, call, present, verdict.absent, seenSince), ctx, deps.log);
+    const written = await durable(
+      () => recordDeletionCheck(deps.db, made.attemptId, made.attempt.record, call, present, verdict.absent, seenSince),
+      ctx,
+      deps.log,
+    );
     deps.observer?.onCall(made.attempt.record, written.rowsWritten);
     outcome.revised += present.length;
     outcome.marked += written.marked;
     queue.push(...verdict.again);
-    if (verdict.again.length === 0) outcome.unproven += check.ids.length - verdict.absent.length - verdict.present.length;
+    if (verdict.again.length === 0)
+      outcome.unproven += check.ids.length - verdict.absent.length - verdict.present.length;
   }
   outcome.unproven += queue.reduce((n, c) => n + c.ids.length, 0);
   return outcome;

@@ -6,7 +6,13 @@
  */
 import type { CallContext } from '../db/audit.js';
 import { commitAnswer } from '../db/answers.js';
-import { readGatewayFacts, recordAnswerSize, recordOrderEvidence, recordProbe, type OrderStats } from '../db/gateway-knowledge.js';
+import {
+  readGatewayFacts,
+  recordAnswerSize,
+  recordOrderEvidence,
+  recordProbe,
+  type OrderStats,
+} from '../db/gateway-knowledge.js';
 import { LIMITS } from '../domain/spec.js';
 import { DAY_MS, SECOND_MS, secondAfter, toRfc3339 } from '../domain/time.js';
 import type { EarthquakeRequest } from '../gateway/schemas.js';
@@ -30,20 +36,53 @@ export function gatewayKey(deps: ProcessorDeps): string {
 /** An unfiltered month ending with the window: what the real catalog fills beyond any cap. */
 export function probeRequest(window: { endMs: number }): EarthquakeRequest {
   const hi = secondAfter(window.endMs);
-  return { provider: 'quake-catalog', start_time: toRfc3339(hi - LIMITS.maxWindowDays * DAY_MS + SECOND_MS), end_time: toRfc3339(hi), max_results: MAX_RESULTS };
+  return {
+    provider: 'quake-catalog',
+    start_time: toRfc3339(hi - LIMITS.maxWindowDays * DAY_MS + SECOND_MS),
+    end_time: toRfc3339(hi),
+    max_results: MAX_RESULTS,
+  };
 }
 
-async function probeCap(deps: ProcessorDeps, job: EarthquakeWindowJob, ctx: JobContext, backfillId: string | null): Promise<number> {
+async function probeCap(
+  deps: ProcessorDeps,
+  job: EarthquakeWindowJob,
+  ctx: JobContext,
+  backfillId: string | null,
+): Promise<number> {
   // Made for the window's backfill: its control and budget apply to the probe like to any call.
-  const call: CallContext = { streamKey: job.streamKey, partitionKey: job.partitionKey, jobId: ctx.jobId, attempt: ctx.attempt, purpose: 'cap-probe', backfillId };
+  const call: CallContext = {
+    streamKey: job.streamKey,
+    partitionKey: job.partitionKey,
+    jobId: ctx.jobId,
+    attempt: ctx.attempt,
+    purpose: 'cap-probe',
+    backfillId,
+  };
   const request = probeRequest({ endMs: job.windowEndMs });
   // The probe waits for a call slot like any gateway call (WORKER_CONCURRENCY holds).
   const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
-  const { attemptId, attempt } = await makeCall(deps, call, 'earthquake', request, () => deps.gateway.queryEarthquakes(request, ctx.signal), ctx).finally(release);
-  if (!attempt.ok) throw await failedAttempt(deps, attemptId, attempt.record, attempt.cause, call, ctx, { operation: 'earthquake', stream: job.streamKey, purpose: 'cap-probe' });
+  const { attemptId, attempt } = await makeCall(
+    deps,
+    call,
+    'earthquake',
+    request,
+    () => deps.gateway.queryEarthquakes(request, ctx.signal),
+    ctx,
+  ).finally(release);
+  if (!attempt.ok)
+    throw await failedAttempt(deps, attemptId, attempt.record, attempt.cause, call, ctx, {
+      operation: 'earthquake',
+      stream: job.streamKey,
+      purpose: 'cap-probe',
+    });
   const size = (attempt.result.events ?? []).length;
   // The probe's events are outside the stream's filters and window: audited and billed, not stored.
-  await durable(() => commitAnswer(deps.db, attemptId, attempt.record, call, size >= MAX_RESULTS, async () => 0, 'answered'), ctx, deps.log);
+  await durable(
+    () => commitAnswer(deps.db, attemptId, attempt.record, call, size >= MAX_RESULTS, async () => 0, 'answered'),
+    ctx,
+    deps.log,
+  );
   deps.observer?.onCall(attempt.record, 0);
   await recordProbe(deps.db, gatewayKey(deps), attempt.record.finishedAt);
   await recordAnswerSize(deps.db, gatewayKey(deps), size, attempt.record.finishedAt, deps.knowledgeTtlMs);
@@ -51,19 +90,30 @@ async function probeCap(deps: ProcessorDeps, job: EarthquakeWindowJob, ctx: JobC
   return size;
 }
 
-export async function windowKnowledge(deps: ProcessorDeps, job: EarthquakeWindowJob, ctx: JobContext, backfillId: string | null = null): Promise<WindowKnowledge> {
+export async function windowKnowledge(
+  deps: ProcessorDeps,
+  job: EarthquakeWindowJob,
+  ctx: JobContext,
+  backfillId: string | null = null,
+): Promise<WindowKnowledge> {
   const facts = await readGatewayFacts(deps.db, gatewayKey(deps), Date.now(), deps.knowledgeTtlMs);
   const filtered = job.filters.minMagnitude !== null || job.filters.circle !== null;
   const short = job.windowEndMs - job.windowStartMs < SELF_PROVING_MS;
   let capFloor = facts.capFloor;
-  if (capFloor < MAX_RESULTS && !facts.probedRecently && (filtered || short)) capFloor = Math.max(capFloor, await probeCap(deps, job, ctx, backfillId));
+  if (capFloor < MAX_RESULTS && !facts.probedRecently && (filtered || short))
+    capFloor = Math.max(capFloor, await probeCap(deps, job, ctx, backfillId));
   const hinted = preferOf(facts.orderStats);
   const prefer = hinted === 'walk' && Math.random() < EXPLORE ? 'newest' : hinted;
   return { capFloor, prefer, circleCuts: job.filters.circle === null, ...(await windowPriors(deps.db, job)) };
 }
 
 /** After an answer: a floor raised or confirmed is shared. True when it was written. */
-export async function learnFromAnswer(deps: ProcessorDeps, step: Step, capFloorBefore: number, at: Date): Promise<boolean> {
+export async function learnFromAnswer(
+  deps: ProcessorDeps,
+  step: Step,
+  capFloorBefore: number,
+  at: Date,
+): Promise<boolean> {
   if (step.learned.answerSize < capFloorBefore || step.learned.answerSize <= 1) return false;
   await recordAnswerSize(deps.db, gatewayKey(deps), step.learned.answerSize, at, deps.knowledgeTtlMs);
   return true;

@@ -11,7 +11,15 @@ import type { z } from 'zod';
 import { markCancelled, markFailed } from '../db/partitions.js';
 import { budgetRecheckDelayMs } from '../domain/budget.js';
 import { OPERATION_NAMES, type Operation } from '../domain/spec.js';
-import { BackfillCancelledError, BackfillPausedError, BudgetExhaustedError, GatewayError, GaveUpError, PartitionBusyError, ShutdownError } from '../errors.js';
+import {
+  BackfillCancelledError,
+  BackfillPausedError,
+  BudgetExhaustedError,
+  GatewayError,
+  GaveUpError,
+  PartitionBusyError,
+  ShutdownError,
+} from '../errors.js';
 import { earthquakeWindowJobSchema, indicatorChunkJobSchema } from '../planning/work.js';
 import { QUEUE_NAMES } from '../queue/queues.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
@@ -101,8 +109,13 @@ export type Outcome =
  * Pure: a job stopped at a call boundary by its backfill's control or a budget; none of them is a
  * failure of the partition, so nothing is counted against it. Null for any other error.
  */
-export function controlOutcome(e: unknown, nowMs: number, budgetRecheckMs?: number): Extract<Outcome, { kind: 'hold' | 'drop' | 'cancel' }> | null {
-  if (e instanceof BudgetExhaustedError) return { kind: 'hold', delayMs: budgetRecheckDelayMs(e.until?.getTime() ?? null, nowMs, budgetRecheckMs) };
+export function controlOutcome(
+  e: unknown,
+  nowMs: number,
+  budgetRecheckMs?: number,
+): Extract<Outcome, { kind: 'hold' | 'drop' | 'cancel' }> | null {
+  if (e instanceof BudgetExhaustedError)
+    return { kind: 'hold', delayMs: budgetRecheckDelayMs(e.until?.getTime() ?? null, nowMs, budgetRecheckMs) };
   if (e instanceof BackfillPausedError) return { kind: 'drop' };
   if (e instanceof BackfillCancelledError) return { kind: 'cancel', reason: e.message };
   return null;
@@ -115,12 +128,17 @@ function decide(e: unknown, job: Job, s: Shared, cutOff: boolean): Outcome {
   if (stopped) return stopped;
   if (e instanceof PartitionBusyError) return { kind: 'hold', delayMs: CLAIM_MS };
   if (e instanceof ShutdownError || cutOff || s.stopping()) return { kind: 'requeue', delayMs: 0 };
-  if (e instanceof GatewayError && e.kind === 'rate_limited' && e.retryAfterMs !== null) return { kind: 'rate-limit', delayMs: e.retryAfterMs };
+  if (e instanceof GatewayError && e.kind === 'rate_limited' && e.retryAfterMs !== null)
+    return { kind: 'rate-limit', delayMs: e.retryAfterMs };
   if (e instanceof GaveUpError) return { kind: 'fail', kind2: 'gave_up', reason: e.message };
   if (e instanceof GatewayError && !e.retryable) return { kind: 'fail', kind2: e.kind, reason: e.message };
   if (e instanceof GatewayError && e.failuresInRow > 0) {
     if (e.failuresInRow >= s.settings.failuresAllowed) {
-      return { kind: 'fail', kind2: e.kind, reason: `${e.failuresInRow} failed attempts in a row without an answer; last: ${e.message}` };
+      return {
+        kind: 'fail',
+        kind2: e.kind,
+        reason: `${e.failuresInRow} failed attempts in a row without an answer; last: ${e.message}`,
+      };
     }
     return { kind: 'requeue', delayMs: retryDelayMs(e.failuresInRow, s.settings.retryBaseDelayMs) };
   }
@@ -128,13 +146,22 @@ function decide(e: unknown, job: Job, s: Shared, cutOff: boolean): Outcome {
   const n = (s.localFailures.get(key) ?? 0) + 1;
   s.localFailures.set(key, n);
   // Our own database or Redis being away never fails a window; anything else is counted like the gateway's faults.
-  if (!isConnectionError(e) && n >= s.settings.failuresAllowed) return { kind: 'fail', kind2: 'internal', reason: describe(e) };
+  if (!isConnectionError(e) && n >= s.settings.failuresAllowed)
+    return { kind: 'fail', kind2: 'internal', reason: describe(e) };
   // Our own outage costs no gateway call: try again soon, so the work resumes shortly after it ends.
   const delayMs = retryDelayMs(n, s.settings.retryBaseDelayMs);
   return { kind: 'requeue', delayMs: isConnectionError(e) ? Math.min(delayMs, OUTAGE_RETRY_MAX_MS) : delayMs };
 }
 
-async function act(outcome: Outcome, e: unknown, job: Job, token: string | undefined, worker: Worker, partition: { streamKey: string; partitionKey: string }, s: Shared): Promise<unknown> {
+async function act(
+  outcome: Outcome,
+  e: unknown,
+  job: Job,
+  token: string | undefined,
+  worker: Worker,
+  partition: { streamKey: string; partitionKey: string },
+  s: Shared,
+): Promise<unknown> {
   if (outcome.kind === 'drop') return { stopped: 'paused' };
   if (outcome.kind === 'cancel') {
     // Not marked (the database away): the error ends the attempt and BullMQ's backoff runs it again,
@@ -160,10 +187,18 @@ async function act(outcome: Outcome, e: unknown, job: Job, token: string | undef
   throw new DelayedError();
 }
 
-function wrap<T extends { streamKey: string; partitionKey: string }>(schema: z.ZodType<T>, processor: Processor<T>, s: Shared, worker: () => Worker) {
+function wrap<T extends { streamKey: string; partitionKey: string }>(
+  schema: z.ZodType<T>,
+  processor: Processor<T>,
+  s: Shared,
+  worker: () => Worker,
+) {
   const run = async (job: Job, token?: string): Promise<unknown> => {
     const parsed = schema.safeParse(job.data);
-    if (!parsed.success) throw new UnrecoverableError(`invalid job payload: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    if (!parsed.success)
+      throw new UnrecoverableError(
+        `invalid job payload: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
     const controller = new AbortController();
     s.inFlight.add(controller);
     const leave = s.slots.enter();
@@ -184,9 +219,12 @@ function wrap<T extends { streamKey: string; partitionKey: string }>(schema: z.Z
       return result;
     } catch (e) {
       const outcome = decide(e, job, s, controller.signal.aborted);
-      if (outcome.kind === 'requeue' && !(e instanceof ShutdownError)) s.deps.log.warn({ jobId: job.id, err: describe(e), retryInMs: outcome.delayMs }, 'job put back');
-      if (outcome.kind === 'hold') s.deps.log.info({ jobId: job.id, reason: describe(e), recheckInMs: outcome.delayMs }, 'job held');
-      if (outcome.kind === 'drop' || outcome.kind === 'cancel') s.deps.log.info({ jobId: job.id, reason: describe(e) }, 'job stopped by its backfill');
+      if (outcome.kind === 'requeue' && !(e instanceof ShutdownError))
+        s.deps.log.warn({ jobId: job.id, err: describe(e), retryInMs: outcome.delayMs }, 'job put back');
+      if (outcome.kind === 'hold')
+        s.deps.log.info({ jobId: job.id, reason: describe(e), recheckInMs: outcome.delayMs }, 'job held');
+      if (outcome.kind === 'drop' || outcome.kind === 'cancel')
+        s.deps.log.info({ jobId: job.id, reason: describe(e) }, 'job stopped by its backfill');
       // The partition is let go before its job is put back, or the job's next run finds it still claimed.
       await held?.release();
       held = null;
@@ -203,22 +241,35 @@ function wrap<T extends { streamKey: string; partitionKey: string }>(schema: z.Z
 
 export function startWorkers(settings: WorkerSettings, deps: ProcessorDeps): RunningWorkers {
   let stopping = false;
-  const s: Shared = { settings, deps, inFlight: new Set(), stopping: () => stopping, localFailures: new Map(), slots: new CallSlots(settings.concurrency) };
+  const s: Shared = {
+    settings,
+    deps,
+    inFlight: new Set(),
+    stopping: () => stopping,
+    localFailures: new Map(),
+    slots: new CallSlots(settings.concurrency),
+  };
   const processor = (op: Operation, self: () => Worker) =>
-    op === 'earthquake' ? wrap(earthquakeWindowJobSchema, processEarthquakeWindow, s, self) : wrap(indicatorChunkJobSchema, processIndicatorChunk, s, self);
+    op === 'earthquake'
+      ? wrap(earthquakeWindowJobSchema, processEarthquakeWindow, s, self)
+      : wrap(indicatorChunkJobSchema, processIndicatorChunk, s, self);
   const workers = (settings.operations ?? OPERATION_NAMES).map((op) => {
-    const worker: Worker = new Worker(QUEUE_NAMES[op], processor(op, () => worker), {
-      connection: settings.connection,
-      prefix: settings.prefix,
-      concurrency: settings.concurrency,
-      lockDuration: LOCK_MS,
-      stalledInterval: STALLED_CHECK_MS,
-      // No limit of our own: BullMQ honours a manual rateLimit() (a 429's Retry-After) across every
-      // worker of the queue only when a limiter is configured.
-      limiter: { max: 1_000_000, duration: 1_000 },
-      // A job whose worker died is taken over, however often that happens; never failed unrun.
-      maxStalledCount: 1_000_000,
-    });
+    const worker: Worker = new Worker(
+      QUEUE_NAMES[op],
+      processor(op, () => worker),
+      {
+        connection: settings.connection,
+        prefix: settings.prefix,
+        concurrency: settings.concurrency,
+        lockDuration: LOCK_MS,
+        stalledInterval: STALLED_CHECK_MS,
+        // No limit of our own: BullMQ honours a manual rateLimit() (a 429's Retry-After) across every
+        // worker of the queue only when a limiter is configured.
+        limiter: { max: 1_000_000, duration: 1_000 },
+        // A job whose worker died is taken over, however often that happens; never failed unrun.
+        maxStalledCount: 1_000_000,
+      },
+    );
     worker.on('error', (err) => deps.log.error({ err, queue: op }, 'worker error'));
     worker.on('failed', (job, err) => deps.log.warn({ jobId: job?.id, queue: op, err: err.message }, 'job failed'));
     return worker;

@@ -38,7 +38,9 @@ describe('scenario 1: gateway faults, one inline backfill completes each run', (
   const runs = RATES.flatMap((rate) => ORDERS.flatMap((order) => SEEDS.map((seed) => ({ rate, order, seed }))));
   const slot = limit(AT_ONCE);
   for (const { rate, order, seed } of runs) {
-    it.concurrent(`${rate * 100}% faults, ${order} order, seed ${seed}, one hung call`, () => slot(() => faultRun(rate, order, seed)));
+    it.concurrent(`${rate * 100}% faults, ${order} order, seed ${seed}, one hung call`, () =>
+      slot(() => faultRun(rate, order, seed)),
+    );
   }
 
   async function faultRun(rate: number, order: EventOrder, seed: number): Promise<void> {
@@ -57,7 +59,8 @@ describe('scenario 1: gateway faults, one inline backfill completes each run', (
     try {
       const inline = s.backfill('backfill-inline', ['--wait', '--inline']);
       await expectReturns0(s, inline, 'backfill --wait --inline', RUN_DEADLINE_MS, problems);
-      if (!s.proxy.calls.some((c) => c.held)) problems.push(`harness: request ${hold} was never held (only ${s.proxy.calls.length} requests)`);
+      if (!s.proxy.calls.some((c) => c.held))
+        problems.push(`harness: request ${hold} was never held (only ${s.proxy.calls.length} requests)`);
       const v = await verdict(s, fixture.catalog, { disruptions: [], problems });
       process.stdout.write(`[faults] ${s.name}: faults played ${faultsPlayed(s.emulator.calls)}\n`);
       expect(v.problems).toEqual([]);

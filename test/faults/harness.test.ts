@@ -11,7 +11,12 @@ import { compareEvents } from './support/events.js';
 import { repeatedBilled } from './support/repeats.js';
 
 const T0 = new Date('2026-01-01T00:00:00Z');
-const request = (from: string) => ({ provider: 'quake-catalog', start_time: from, end_time: '2025-06-01T00:00:00Z', max_results: 200 });
+const request = (from: string) => ({
+  provider: 'quake-catalog',
+  start_time: from,
+  end_time: '2025-06-01T00:00:00Z',
+  max_results: 200,
+});
 
 function call(executionId: string | null, from: string, over: Partial<EmulatorCall> = {}): EmulatorCall {
   return {
@@ -84,7 +89,11 @@ describe('fault suite checks', () => {
   it('pairs by execution id, then failures without one by request and status', () => {
     const calls = [call('exec_1', 'a'), call(null, 'b'), call('exec_2', 'b')];
     const r = reconcile(calls, [row('exec_2', 'b'), row(null, 'b'), row('exec_1', 'a')]);
-    expect(r.pairs.map((p) => [p.call.executionId, p.by])).toEqual([['exec_1', 'execution'], ['exec_2', 'execution'], [null, 'request']]);
+    expect(r.pairs.map((p) => [p.call.executionId, p.by])).toEqual([
+      ['exec_1', 'execution'],
+      ['exec_2', 'execution'],
+      [null, 'request'],
+    ]);
     expect([r.unaudited, r.unmatchedRows, r.duplicated, r.phantom]).toEqual([[], [], [], []]);
   });
 
@@ -99,23 +108,42 @@ describe('fault suite checks', () => {
   });
 
   it('an answer the client never read pairs with its unfinished row by request', () => {
-    const r = reconcile([call('exec_1', 'a')], [row(null, 'a', { finishedAt: null, billed: null, httpStatus: null, errorKind: null })]);
+    const r = reconcile(
+      [call('exec_1', 'a')],
+      [row(null, 'a', { finishedAt: null, billed: null, httpStatus: null, errorKind: null })],
+    );
     expect(r.pairs.map((p) => p.by)).toEqual(['request']);
   });
 
   it('counts a paid request paid again, and tells a lost answer from a recorded one', () => {
-    const calls = [call('exec_1', 'a'), call('exec_2', 'a'), call('exec_3', 'b'), call('exec_4', 'b'), call('exec_5', 'c', { fault: 'schema_break' }), call('exec_6', 'c')];
+    const calls = [
+      call('exec_1', 'a'),
+      call('exec_2', 'a'),
+      call('exec_3', 'b'),
+      call('exec_4', 'b'),
+      call('exec_5', 'c', { fault: 'schema_break' }),
+      call('exec_6', 'c'),
+    ];
     const repeats = repeatedBilled(calls, new Set(), new Set(['exec_1', 'exec_2', 'exec_4', 'exec_6']));
-    expect(repeats.map((r) => [r.call.executionId, r.times, r.lostBefore])).toEqual([['exec_2', 2, false], ['exec_4', 2, true]]);
+    expect(repeats.map((r) => [r.call.executionId, r.times, r.lostBefore])).toEqual([
+      ['exec_2', 2, false],
+      ['exec_4', 2, true],
+    ]);
   });
 
   it('does not count a request asked again after its answer was swallowed', () => {
-    expect(repeatedBilled([call('exec_1', 'a'), call('exec_2', 'a')], new Set(['exec_1']), new Set(['exec_2']))).toEqual([]);
+    expect(
+      repeatedBilled([call('exec_1', 'a'), call('exec_2', 'a')], new Set(['exec_1']), new Set(['exec_2'])),
+    ).toEqual([]);
   });
 
   it('a call is caught by a disruption between its request and its commit only', () => {
     const kill = { kind: 'kill' as const, from: 10_000, to: 10_000 };
-    expect([caughtBy(9_000, null, kill), caughtBy(9_000, 9_500, kill), caughtBy(9_000, 10_200, kill)]).toEqual([true, true, true]);
+    expect([caughtBy(9_000, null, kill), caughtBy(9_000, 9_500, kill), caughtBy(9_000, 10_200, kill)]).toEqual([
+      true,
+      true,
+      true,
+    ]);
     expect([caughtBy(8_000, 8_500, kill), caughtBy(10_001, 10_050, kill)]).toEqual([false, false]);
   });
 

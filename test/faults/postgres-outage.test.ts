@@ -42,11 +42,14 @@ async function postgresDown(downMs: number): Promise<void> {
   try {
     const waiter = s.backfill('backfill-wait', ['--wait']);
     const worker = s.worker('worker-1');
-    if (!(await callsReach(s, 8, 60_000, () => exited(waiter)))) problems.push('harness: the backfill ended before 8 calls');
+    if (!(await callsReach(s, 8, 60_000, () => exited(waiter))))
+      problems.push('harness: the backfill ended before 8 calls');
     const down = await outage(s, downMs);
     // The worker alone must finish, whatever became of the waiting command.
     if (!(await s.allDone(RECOVERY_DEADLINE_MS))) {
-      problems.push(`the worker did not finish within ${RECOVERY_DEADLINE_MS / 1000} s of PostgreSQL coming back (${s.elapsed()}); ${await whereItStands(s)}`);
+      problems.push(
+        `the worker did not finish within ${RECOVERY_DEADLINE_MS / 1000} s of PostgreSQL coming back (${s.elapsed()}); ${await whereItStands(s)}`,
+      );
     }
     if (exited(worker)) problems.push(`worker-1 did not survive the outage: it exited ${exitOf(worker)}`);
     await expectReturns0(s, waiter, 'backfill --wait', 15_000, problems);
@@ -60,6 +63,10 @@ async function postgresDown(downMs: number): Promise<void> {
 }
 
 describe('scenario 4: PostgreSQL stopped mid-backfill', () => {
-  it.concurrent('for 10 s: the worker recovers by itself, the audit equals the gateway log', () => postgresDown(10_000));
-  it.concurrent('for 150 s: the worker recovers by itself, the audit equals the gateway log', () => postgresDown(150_000));
+  it.concurrent('for 10 s: the worker recovers by itself, the audit equals the gateway log', () =>
+    postgresDown(10_000),
+  );
+  it.concurrent('for 150 s: the worker recovers by itself, the audit equals the gateway log', () =>
+    postgresDown(150_000),
+  );
 });

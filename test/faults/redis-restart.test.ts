@@ -27,17 +27,25 @@ beforeAll(async () => {
 
 /** A request's time range falls in a window when its midpoint does (queries reach a second past their window). */
 function inWindow(call: EmulatorCall, w: Partition): boolean {
-  const [from, to] = intervalOf(call.body).split('..').map((t) => Date.parse(t));
+  const [from, to] = intervalOf(call.body)
+    .split('..')
+    .map((t) => Date.parse(t));
   const mid = ((from ?? Number.NaN) + (to ?? Number.NaN)) / 2;
-  return w.windowStart !== null && w.windowEnd !== null && mid >= w.windowStart.getTime() && mid <= w.windowEnd.getTime();
+  return (
+    w.windowStart !== null && w.windowEnd !== null && mid >= w.windowStart.getTime() && mid <= w.windowEnd.getTime()
+  );
 }
 
 /** Until one window is done and another is not: the moment that tells "finished" from "in progress". */
 async function oneWindowDone(s: Scenario): Promise<boolean> {
-  const found = await pollUntil(async () => {
-    const parts = await s.partitions();
-    return parts.some((p) => p.state === 'done') && parts.some((p) => p.state !== 'done');
-  }, DEADLINE_MS, 50);
+  const found = await pollUntil(
+    async () => {
+      const parts = await s.partitions();
+      return parts.some((p) => p.state === 'done') && parts.some((p) => p.state !== 'done');
+    },
+    DEADLINE_MS,
+    50,
+  );
   return found !== null;
 }
 
@@ -58,7 +66,8 @@ describe('scenario 3: Redis restarted mid-backfill', () => {
     try {
       const waiter = s.backfill('backfill-wait', ['--wait']);
       const worker = s.worker('worker-1');
-      if (!(await callsReach(s, 8, DEADLINE_MS, () => exited(waiter)))) problems.push('harness: the backfill ended before 8 calls');
+      if (!(await callsReach(s, 8, DEADLINE_MS, () => exited(waiter))))
+        problems.push('harness: the backfill ended before 8 calls');
       s.note(`redis: stopping (SIGTERM, append-only file kept) after ${s.emulator.calls.length} calls`);
       await services.redis.restart({ keepData: true, downMs: DOWN_MS });
       s.note('redis: started again with its data');
@@ -80,14 +89,23 @@ describe('scenario 3: Redis restarted mid-backfill', () => {
       if (!(await oneWindowDone(s))) problems.push('harness: never saw one window done and another not');
       await services.redis.restart({ keepData: false });
       const finished = (await s.partitions()).filter((p) => p.state === 'done');
-      s.note(`redis: restarted empty (queue lost) after ${s.emulator.calls.length} calls; done then: ${finished.map((p) => p.partitionKey).join(', ')}`);
+      s.note(
+        `redis: restarted empty (queue lost) after ${s.emulator.calls.length} calls; done then: ${finished.map((p) => p.partitionKey).join(', ')}`,
+      );
       const rerunFrom = s.emulator.calls.length;
       const rerun = s.backfill('backfill-rerun', ['--wait']);
       await expectReturns0(s, rerun, 'the re-run backfill --wait', DEADLINE_MS, problems);
-      const paidAgain = s.emulator.calls.slice(rerunFrom).filter((c) => c.billed && finished.some((w) => inWindow(c, w)));
-      if (paidAgain.length > 0) problems.push(`billed again for windows finished before the restart: ${paidAgain.map((c) => `${c.executionId} ${intervalOf(c.body)}`).join('; ')}`);
+      const paidAgain = s.emulator.calls
+        .slice(rerunFrom)
+        .filter((c) => c.billed && finished.some((w) => inWindow(c, w)));
+      if (paidAgain.length > 0)
+        problems.push(
+          `billed again for windows finished before the restart: ${paidAgain.map((c) => `${c.executionId} ${intervalOf(c.body)}`).join('; ')}`,
+        );
       const first = await exitWithin(waiter, 10_000);
-      s.note(`the first backfill --wait ${first === null ? 'was still waiting 10 s after the re-run returned' : `exited ${first.signal ?? `code ${first.code}`}`}`);
+      s.note(
+        `the first backfill --wait ${first === null ? 'was still waiting 10 s after the re-run returned' : `exited ${first.signal ?? `code ${first.code}`}`}`,
+      );
       await stopSurvivor(s, worker, 'the Redis restart', problems);
       const v = await verdict(s, catalog, { disruptions: [], problems });
       expect(v.problems).toEqual([]);

@@ -50,7 +50,9 @@ async function killAtRandomMoments(s: Scenario, waiter: CliProcess, rng: Rng, pr
   for (const [i, moment] of moments.entries()) {
     const target = Math.max(moment, s.emulator.calls.length + 1);
     if (!(await callsReach(s, target, TAKEOVER_DEADLINE_MS, () => exited(waiter)))) {
-      const why = exited(waiter) ? 'the backfill returned first (harness: kills too late)' : `the gateway saw no call ${target} within ${TAKEOVER_DEADLINE_MS / 1000} s`;
+      const why = exited(waiter)
+        ? 'the backfill returned first (harness: kills too late)'
+        : `the gateway saw no call ${target} within ${TAKEOVER_DEADLINE_MS / 1000} s`;
       problems.push(`kill ${i + 1} never happened: ${why}`);
       return { at, worker };
     }
@@ -67,7 +69,7 @@ async function killAtRandomMoments(s: Scenario, waiter: CliProcess, rng: Rng, pr
 
 /** Seconds from each kill to the next request the gateway received: how long the work lay orphaned. */
 function takeovers(s: Scenario, kills: number[]): string {
-  const arrivals = (s.proxy.calls).map((c) => c.arrivedAt);
+  const arrivals = s.proxy.calls.map((c) => c.arrivedAt);
   return kills.map((k) => `${(((arrivals.find((a) => a > k) ?? Number.NaN) - k) / 1000).toFixed(1)} s`).join(', ');
 }
 
@@ -75,7 +77,12 @@ describe('scenario 2: kill -9 of the worker at five random moments', () => {
   const fixture = suiteFixture();
 
   it('a new worker takes over after each kill; the waiting backfill returns 0 by itself', async () => {
-    const s = await openScenario({ name: 'kill-9-worker-5x', services: fixture.services, latencyMs: LATENCY_MS, seed: SEED });
+    const s = await openScenario({
+      name: 'kill-9-worker-5x',
+      services: fixture.services,
+      latencyMs: LATENCY_MS,
+      seed: SEED,
+    });
     const problems: string[] = [];
     try {
       const waiter = s.backfill('backfill-wait', ['--wait']);
@@ -84,8 +91,13 @@ describe('scenario 2: kill -9 of the worker at five random moments', () => {
       await stopWorker(s, kills.worker, `worker-${kills.at.length + 1}`, 10_000);
       const taken = takeovers(s, kills.at);
       s.note(`work taken over after each kill in: ${taken}`);
-      process.stdout.write(`[faults] ${s.name}: ${kills.at.length} kills (seed ${SEED}); first gateway call after each kill ${taken} later\n`);
-      const v = await verdict(s, fixture.catalog, { disruptions: kills.at.map((k) => ({ kind: 'kill', from: k, to: k })), problems });
+      process.stdout.write(
+        `[faults] ${s.name}: ${kills.at.length} kills (seed ${SEED}); first gateway call after each kill ${taken} later\n`,
+      );
+      const v = await verdict(s, fixture.catalog, {
+        disruptions: kills.at.map((k) => ({ kind: 'kill', from: k, to: k })),
+        problems,
+      });
       expect(v.problems).toEqual([]);
     } finally {
       await s.finish();

@@ -34,7 +34,17 @@ async function insertAudit(db: TestDatabase, rows: AuditRow[], nowMs = NOW): Pro
   }
 }
 
-type DailyRow = { day: string; operation: string; stream_key: string | null; calls: number; billed_calls: number; billed_unknown: number; units: number; failures: number; failures_by_kind: Record<string, number> };
+type DailyRow = {
+  day: string;
+  operation: string;
+  stream_key: string | null;
+  calls: number;
+  billed_calls: number;
+  billed_unknown: number;
+  units: number;
+  failures: number;
+  failures_by_kind: Record<string, number>;
+};
 
 /** gateway_cost_daily without its `source` column, in a stable order. */
 async function daily(db: TestDatabase): Promise<DailyRow[]> {
@@ -45,7 +55,11 @@ async function daily(db: TestDatabase): Promise<DailyRow[]> {
 }
 
 async function auditCount(db: TestDatabase, before?: Date): Promise<number> {
-  const r = await db.db.execute<{ n: number }>(before ? sql`select count(*)::int as n from gateway_executions where started_at < ${before.toISOString()}` : sql`select count(*)::int as n from gateway_executions`);
+  const r = await db.db.execute<{ n: number }>(
+    before
+      ? sql`select count(*)::int as n from gateway_executions where started_at < ${before.toISOString()}`
+      : sql`select count(*)::int as n from gateway_executions`,
+  );
   return r.rows[0]!.n;
 }
 
@@ -105,21 +119,40 @@ describe('audit retention', () => {
     expect(await auditCount(db, cutoff)).toBe(0);
     expect(await auditCount(db)).toBe(6);
     expect(await daily(db)).toEqual(before);
-    const sources = await db.db.execute<{ source: string; n: number }>(sql`select source, count(*)::int as n from gateway_cost_daily group by 1 order by 1`);
-    expect(sources.rows).toEqual([{ source: 'audit', n: 3 }, { source: 'rollup', n: 5 }]);
+    const sources = await db.db.execute<{ source: string; n: number }>(
+      sql`select source, count(*)::int as n from gateway_cost_daily group by 1 order by 1`,
+    );
+    expect(sources.rows).toEqual([
+      { source: 'audit', n: 3 },
+      { source: 'rollup', n: 5 },
+    ]);
     // The stream-less row is rolled up under '' and shown as null, as the view shows audit rows.
-    expect(before.find((r) => r.operation === 'indicator' && r.stream_key === null)).toMatchObject({ calls: 1, failures_by_kind: { parameters: 1 } });
+    expect(before.find((r) => r.operation === 'indicator' && r.stream_key === null)).toMatchObject({
+      calls: 1,
+      failures_by_kind: { parameters: 1 },
+    });
   });
 
   it('merges into existing roll-up rows, failures by kind added up', async () => {
     const cutoff = retentionCutoff(NOW, RETENTION_DAYS);
-    await insertAudit(db, [{ daysAgo: 401, times: 2 }, { daysAgo: 401, billed: false, units: null, errorKind: 'server' }]);
+    await insertAudit(db, [
+      { daysAgo: 401, times: 2 },
+      { daysAgo: 401, billed: false, units: null, errorKind: 'server' },
+    ]);
     await rollUpBatch(db.db, cutoff, 5_000);
     // A row of the same day and stream that appears later (a late completion, a replica's clock).
-    await insertAudit(db, [{ daysAgo: 401, billed: false, units: null, errorKind: 'server' }, { daysAgo: 401, billed: false, units: null, errorKind: 'timeout' }, { daysAgo: 401, billed: null, units: null }]);
+    await insertAudit(db, [
+      { daysAgo: 401, billed: false, units: null, errorKind: 'server' },
+      { daysAgo: 401, billed: false, units: null, errorKind: 'timeout' },
+      { daysAgo: 401, billed: null, units: null },
+    ]);
     await rollUpBatch(db.db, cutoff, 5_000);
-    const r = await db.db.execute(sql`select calls, billed_calls, billed_unknown, units, failures_by_kind from gateway_cost_rollup`);
-    expect(r.rows).toEqual([{ calls: 6, billed_calls: 2, billed_unknown: 1, units: 20, failures_by_kind: { server: 2, timeout: 1 } }]);
+    const r = await db.db.execute(
+      sql`select calls, billed_calls, billed_unknown, units, failures_by_kind from gateway_cost_rollup`,
+    );
+    expect(r.rows).toEqual([
+      { calls: 6, billed_calls: 2, billed_unknown: 1, units: 20, failures_by_kind: { server: 2, timeout: 1 } },
+    ]);
     expect(await auditCount(db)).toBe(0);
   });
 
@@ -128,8 +161,22 @@ describe('audit retention', () => {
     const before = await daily(db);
     const other = openDb(db.url, { max: 2 });
     try {
-      const a = startRetention({ db: db.db, log: silentLog(), retentionDays: RETENTION_DAYS, batchRows: 3, now: () => NOW, intervalMs: 3_600_000 });
-      const b = startRetention({ db: other.db, log: silentLog(), retentionDays: RETENTION_DAYS, batchRows: 3, now: () => NOW, intervalMs: 3_600_000 });
+      const a = startRetention({
+        db: db.db,
+        log: silentLog(),
+        retentionDays: RETENTION_DAYS,
+        batchRows: 3,
+        now: () => NOW,
+        intervalMs: 3_600_000,
+      });
+      const b = startRetention({
+        db: other.db,
+        log: silentLog(),
+        retentionDays: RETENTION_DAYS,
+        batchRows: 3,
+        now: () => NOW,
+        intervalMs: 3_600_000,
+      });
       const [ra, rb] = await Promise.all([a.runOnce(), b.runOnce()]);
       await Promise.all([a.stop(), b.stop()]);
       expect(ra.rows + rb.rows).toBe(26);
@@ -142,15 +189,34 @@ describe('audit retention', () => {
 
   it('the service rolls up at start with AUDIT_RETENTION_DAYS', async () => {
     const now = Date.now();
-    await insertAudit(db, [{ daysAgo: 40, times: 3 }, { daysAgo: 40, billed: false, units: null, errorKind: 'timeout' }, { daysAgo: 1, times: 2 }], now);
+    await insertAudit(
+      db,
+      [
+        { daysAgo: 40, times: 3 },
+        { daysAgo: 40, billed: false, units: null, errorKind: 'timeout' },
+        { daysAgo: 1, times: 2 },
+      ],
+      now,
+    );
     const cutoff = retentionCutoff(now, 30);
     const oldDays = async () => (await daily(db)).filter((r) => r.day < cutoff.toISOString().slice(0, 10));
     const before = await oldDays();
     expect(before).toHaveLength(1);
     const jobs = jobsDir();
     // A stream is required; its schedule is far away and its gateway never called in this test.
-    jobs.write('indicators:\n  - name: idle\n    indicators: [SP.POP.TOTL]\n    countries: [US]\n    schedule: "0 0 1 1 *"\n');
-    const service = await startInProcess({ databaseUrl: db.url, prefix: uniquePrefix(), gatewayUrl: 'http://127.0.0.1:9', key: randomKey(), extra: { AUDIT_RETENTION_DAYS: '30' } }, jobs.path);
+    jobs.write(
+      'indicators:\n  - name: idle\n    indicators: [SP.POP.TOTL]\n    countries: [US]\n    schedule: "0 0 1 1 *"\n',
+    );
+    const service = await startInProcess(
+      {
+        databaseUrl: db.url,
+        prefix: uniquePrefix(),
+        gatewayUrl: 'http://127.0.0.1:9',
+        key: randomKey(),
+        extra: { AUDIT_RETENTION_DAYS: '30' },
+      },
+      jobs.path,
+    );
     try {
       while ((await auditCount(db, cutoff)) > 0) await new Promise((r) => setTimeout(r, 100));
     } finally {

@@ -32,7 +32,10 @@ beforeAll(async () => {
 const billedByGateway = (e: RunningEmulator) => e.calls.filter((c) => c.billed).length;
 
 async function billedInAudit(db: TestDatabase): Promise<number> {
-  const [row] = await db.db.select({ n: sql<number>`count(*)::int` }).from(gatewayExecutions).where(eq(gatewayExecutions.billed, true));
+  const [row] = await db.db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(gatewayExecutions)
+    .where(eq(gatewayExecutions.billed, true));
   return row!.n;
 }
 
@@ -46,11 +49,27 @@ describe('budget counters', () => {
   });
 
   const used = async (scope: string) =>
-    (await db.db.select({ calls: budgetCounters.calls }).from(budgetCounters).where(eq(budgetCounters.scope, scope)))[0]?.calls ?? 0;
+    (await db.db.select({ calls: budgetCounters.calls }).from(budgetCounters).where(eq(budgetCounters.scope, scope)))[0]
+      ?.calls ?? 0;
 
   const audited = async () => (await db.db.select({ n: sql<number>`count(*)::int` }).from(gatewayExecutions))[0]!.n;
-  const call = { streamKey: 'earthquake:all', partitionKey: '2025-06-01', jobId: 'job-1', attempt: 2, purpose: 'window', backfillId: 'bf-1' };
-  const begin = (scopes: BudgetScope[]) => beginAttempt(db.db, scopes, 'earthquake', { start_time: '2025-06-01T00:00:00Z' }, call, new Date('2025-06-01T12:00:00Z'));
+  const call = {
+    streamKey: 'earthquake:all',
+    partitionKey: '2025-06-01',
+    jobId: 'job-1',
+    attempt: 2,
+    purpose: 'window',
+    backfillId: 'bf-1',
+  };
+  const begin = (scopes: BudgetScope[]) =>
+    beginAttempt(
+      db.db,
+      scopes,
+      'earthquake',
+      { start_time: '2025-06-01T00:00:00Z' },
+      call,
+      new Date('2025-06-01T12:00:00Z'),
+    );
 
   it('concurrent attempts never go past a cap, and every audited attempt holds a unit', async () => {
     const scopes = [{ scope: 'backfill:race', day: '1970-01-01', cap: 20 }];
@@ -102,10 +121,21 @@ describe('BILLED_CALLS_PER_DAY, shared by every worker', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [], order: 'newest', seed: 7, now: NOW });
+    emulator = await startEmulator({
+      key: KEY,
+      earthquakeFiles: [MONTH],
+      indicatorFiles: [],
+      order: 'newest',
+      seed: 7,
+      now: NOW,
+    });
     a = startPipeline(db, emulator, KEY, { billedCallsPerDay: 10, budgetRecheckMs: 200 });
     // A second worker on the same queues, with its own connections: another process in all but name.
-    b = startPipeline(db, emulator, KEY, { billedCallsPerDay: 10, budgetRecheckMs: 200, prefix: (a.queues.earthquake.opts.prefix as string) });
+    b = startPipeline(db, emulator, KEY, {
+      billedCallsPerDay: 10,
+      budgetRecheckMs: 200,
+      prefix: a.queues.earthquake.opts.prefix as string,
+    });
   });
 
   afterAll(async () => {
@@ -116,15 +146,28 @@ describe('BILLED_CALLS_PER_DAY, shared by every worker', () => {
   });
 
   it('no worker starts a call past the cap; the work waits for the next UTC day, nothing failed', async () => {
-    const summary = await enqueueEarthquakeBackfill(db.db, a.queues.earthquake, { filters: NO_FILTERS, fromMs: Date.parse(FROM), toMs: Date.parse(TO), refresh: false });
+    const summary = await enqueueEarthquakeBackfill(db.db, a.queues.earthquake, {
+      filters: NO_FILTERS,
+      fromMs: Date.parse(FROM),
+      toMs: Date.parse(TO),
+      refresh: false,
+    });
     // No backfill id: a scheduled run, held by the day budget alone. The wait ends when both workers are held.
     const queues = { earthquake: a.queues.earthquake, indicator: a.queues.indicator };
     const halted = await waitForPartitions(db.db, [summary], () => undefined, {
       pollMs: 100,
       halt: async () => {
-        const day = (await db.db.select({ calls: budgetCounters.calls }).from(budgetCounters).where(and(eq(budgetCounters.scope, 'day'), eq(budgetCounters.day, utcDayOf(Date.now())))))[0]?.calls ?? 0;
+        const day =
+          (
+            await db.db
+              .select({ calls: budgetCounters.calls })
+              .from(budgetCounters)
+              .where(and(eq(budgetCounters.scope, 'day'), eq(budgetCounters.day, utcDayOf(Date.now()))))
+          )[0]?.calls ?? 0;
         const active = await queues.earthquake.getJobCounts('active');
-        return day >= 10 && active.active === 0 ? { kind: 'budget', scope: 'day', used: day, cap: 10, untilMs: 0 } : null;
+        return day >= 10 && active.active === 0
+          ? { kind: 'budget', scope: 'day', used: day, cap: 10, untilMs: 0 }
+          : null;
       },
     });
     expect(halted.halt).toMatchObject({ kind: 'budget', scope: 'day', used: 10 });
@@ -132,9 +175,14 @@ describe('BILLED_CALLS_PER_DAY, shared by every worker', () => {
     expect(await billedInAudit(db)).toBe(10);
     // Every audited call holds a unit or gave it back unbilled: the counter is exactly what was billed.
     expect(emulator.calls).toHaveLength((await db.db.select().from(gatewayExecutions)).length);
-    const states = await db.db.select({ state: ingestPartitions.state, kind: ingestPartitions.lastErrorKind }).from(ingestPartitions);
+    const states = await db.db
+      .select({ state: ingestPartitions.state, kind: ingestPartitions.lastErrorKind })
+      .from(ingestPartitions);
     expect(states.every((s) => s.state !== 'failed')).toBe(true);
-    const held = Object.values(await a.queues.earthquake.getJobCounts('delayed', 'waiting', 'active')).reduce((n, k) => n + k, 0);
+    const held = Object.values(await a.queues.earthquake.getJobCounts('delayed', 'waiting', 'active')).reduce(
+      (n, k) => n + k,
+      0,
+    );
     expect(held).toBe(2);
   });
 });
@@ -147,7 +195,14 @@ describe('--max-billed-calls across two worker processes', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [], order: 'newest', seed: 42, now: NOW });
+    emulator = await startEmulator({
+      key: KEY,
+      earthquakeFiles: [MONTH],
+      indicatorFiles: [],
+      order: 'newest',
+      seed: 42,
+      now: NOW,
+    });
     env = {
       DATABASE_URL: db.url,
       REDIS_URL: redisUrlWithDb(),
@@ -177,7 +232,17 @@ describe('--max-billed-calls across two worker processes', () => {
   };
 
   it('stops at exactly 20 billed calls, says so, and goes on when the cap is raised, nothing paid twice', async () => {
-    const first = await cli(['backfill', 'earthquakes', '--from', FROM, '--to', TO, '--max-billed-calls', '20', '--wait']);
+    const first = await cli([
+      'backfill',
+      'earthquakes',
+      '--from',
+      FROM,
+      '--to',
+      TO,
+      '--max-billed-calls',
+      '20',
+      '--wait',
+    ]);
     expect(first.err).not.toMatch(/^\s+at /m);
     expect(first.code).toBe(1);
     const id = /backfill (bf-\d{8}-[0-9a-f]{4}): 2 partitions enqueued, at most 20 billed calls/.exec(first.out)?.[1];
@@ -207,10 +272,19 @@ describe('--max-billed-calls across two worker processes', () => {
     expect(await billedInAudit(db)).toBe(billed);
     // The same bound as an uninterrupted backfill of this month (README "Nothing lost"): the pause cost nothing.
     expect(billed).toBeLessThanOrEqual(Math.ceil(1.6 * 47));
-    const [counter] = await db.db.select().from(budgetCounters).where(eq(budgetCounters.scope, `backfill:${id}`));
+    const [counter] = await db.db
+      .select()
+      .from(budgetCounters)
+      .where(eq(budgetCounters.scope, `backfill:${id}`));
     expect(counter!.calls).toBe(billed);
     const after = await cli(['backfill', 'list', '--json']);
-    expect(JSON.parse(after.out)[0]).toMatchObject({ id, status: 'finished', budgetUsed: billed, billedCalls: billed, maxBilledCalls: 1000 });
+    expect(JSON.parse(after.out)[0]).toMatchObject({
+      id,
+      status: 'finished',
+      budgetUsed: billed,
+      billedCalls: billed,
+      maxBilledCalls: 1000,
+    });
     const halt = await backfillHaltOf(db, id!);
     expect(halt).toBeNull();
   });
@@ -223,7 +297,10 @@ async function backfillHaltOf(db: TestDatabase, id: string) {
   const { redisUrl } = await import('../support/isolation.js');
   const connection = new Redis(redisUrl(), { maxRetriesPerRequest: null });
   const prefix = uniquePrefix();
-  const queues = { earthquake: openQueue('earthquake', { connection, prefix }), indicator: openQueue('indicator', { connection, prefix }) };
+  const queues = {
+    earthquake: openQueue('earthquake', { connection, prefix }),
+    indicator: openQueue('indicator', { connection, prefix }),
+  };
   try {
     return await backfillHalt(db.db, queues, id, null);
   } finally {

@@ -11,7 +11,13 @@ import { silentLog } from '../../src/log.js';
 import { makeCall } from '../../src/worker/call.js';
 import { controlOutcome } from '../../src/worker/run-workers.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
-import { backfillHalt, cancelBackfill, pauseBackfill, recordBackfill, resumeBackfill } from '../../src/ingest/backfills.js';
+import {
+  backfillHalt,
+  cancelBackfill,
+  pauseBackfill,
+  recordBackfill,
+  resumeBackfill,
+} from '../../src/ingest/backfills.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
 import { reconcileQueues } from '../../src/ingest/reconcile.js';
 import { dataFolder } from '../../src/paths.js';
@@ -26,7 +32,12 @@ const KEY = 'test-key-control-0123456789';
 const FROM = '2025-05-01T00:00:00Z';
 const TO = '2025-06-10T00:00:00Z';
 const NOW = () => new Date('2025-07-01T00:00:00Z');
-const REQUEST = { operation: 'earthquake' as const, filters: { minMagnitude: null, circle: null }, fromMs: Date.parse(FROM), toMs: Date.parse(TO) };
+const REQUEST = {
+  operation: 'earthquake' as const,
+  filters: { minMagnitude: null, circle: null },
+  fromMs: Date.parse(FROM),
+  toMs: Date.parse(TO),
+};
 /**
  * README "Nothing lost": an uninterrupted newest-first first read of this month bills about 1.47 x its ideal (47, 69
  * calls); a stop at a call boundary must add nothing beyond that bound.
@@ -51,13 +62,18 @@ async function expectWholeAndAudited(db: TestDatabase, emulator: RunningEmulator
 }
 
 async function callsInFlight(db: TestDatabase): Promise<number> {
-  const [row] = await db.db.select({ n: sql<number>`count(*)::int` }).from(gatewayExecutions).where(isNull(gatewayExecutions.finishedAt));
+  const [row] = await db.db
+    .select({ n: sql<number>`count(*)::int` })
+    .from(gatewayExecutions)
+    .where(isNull(gatewayExecutions.finishedAt));
   return row!.n;
 }
 
 /** No job of the queue waiting, delayed or running, and no call without its answer recorded. */
 async function quiet(db: TestDatabase, pipeline: Pipeline): Promise<boolean> {
-  const queued = Object.values(await pipeline.queues.earthquake.getJobCounts('active', 'waiting', 'delayed', 'prioritized')).reduce((n, k) => n + k, 0);
+  const queued = Object.values(
+    await pipeline.queues.earthquake.getJobCounts('active', 'waiting', 'delayed', 'prioritized'),
+  ).reduce((n, k) => n + k, 0);
   return queued === 0 && (await callsInFlight(db)) === 0;
 }
 
@@ -69,7 +85,15 @@ describe.each(['pause', 'cancel'] as const)('%s on a running backfill', (command
   beforeAll(async () => {
     db = await createTestDatabase();
     // Slow answers, so that the backfill is surely running when it is paused or cancelled.
-    emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [], order: 'newest', seed: 42, now: NOW, latencyMs: 40 });
+    emulator = await startEmulator({
+      key: KEY,
+      earthquakeFiles: [MONTH],
+      indicatorFiles: [],
+      order: 'newest',
+      seed: 42,
+      now: NOW,
+      latencyMs: 40,
+    });
     pipeline = startPipeline(db, emulator, KEY);
   });
 
@@ -83,11 +107,16 @@ describe.each(['pause', 'cancel'] as const)('%s on a running backfill', (command
 
   it(`${command} stops it at a call boundary; nothing is lost or doubled once it is ${command === 'pause' ? 'resumed' : 'run again'}`, async () => {
     const id = await recordBackfill(db.db, REQUEST, null);
-    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, { ...REQUEST, refresh: false, backfillId: id });
+    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+      ...REQUEST,
+      refresh: false,
+      backfillId: id,
+    });
     expect(summary.planned).toBe(2);
     await waitFor(async () => emulator.calls.length >= 5, 20_000, 'the backfill to be running');
 
-    const r = command === 'pause' ? await pauseBackfill(db.db, queues(), id) : await cancelBackfill(db.db, queues(), id);
+    const r =
+      command === 'pause' ? await pauseBackfill(db.db, queues(), id) : await cancelBackfill(db.db, queues(), id);
     expect(r.backfill.control).toBe(command === 'pause' ? 'paused' : 'cancelled');
     // Running jobs finish the calls they are making, then stop: nothing of the backfill is left to run.
     await waitFor(() => quiet(db, pipeline), 20_000, 'the backfill to stop');
@@ -111,12 +140,17 @@ describe.each(['pause', 'cancel'] as const)('%s on a running backfill', (command
       expect(await pipeline.run([summary])).toEqual({ total: 2, done: 2, partial: 0, failed: 0 });
     } else {
       // Cancelled partitions are failed with kind `cancelled`, their frontier kept.
-      for (const p of parts.filter((x) => x.state !== 'done')) expect([p.state, p.lastErrorKind]).toEqual(['failed', 'cancelled']);
+      for (const p of parts.filter((x) => x.state !== 'done'))
+        expect([p.state, p.lastErrorKind]).toEqual(['failed', 'cancelled']);
       expect(await backfillHalt(db.db, queues(), id, null)).toEqual({ kind: 'cancelled' });
       await expect(resumeBackfill(db.db, queues(), id)).rejects.toThrow(UsageError);
       // A later backfill of the same range plans only what is missing, and resumes it.
       const again = await recordBackfill(db.db, REQUEST, null);
-      const rerun = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, { ...REQUEST, refresh: false, backfillId: again });
+      const rerun = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+        ...REQUEST,
+        refresh: false,
+        backfillId: again,
+      });
       expect(rerun.planned).toBe(parts.filter((p) => p.state !== 'done').length);
       expect(await pipeline.run([rerun])).toMatchObject({ total: rerun.planned, done: rerun.planned });
     }
@@ -136,7 +170,8 @@ async function startGate(target: string): Promise<{ url: string; close(): void; 
     req.on('end', () => {
       const forward = () => {
         const headers: Record<string, string> = {};
-        for (const name of ['authorization', 'content-type']) if (typeof req.headers[name] === 'string') headers[name] = req.headers[name];
+        for (const name of ['authorization', 'content-type'])
+          if (typeof req.headers[name] === 'string') headers[name] = req.headers[name];
         fetch(`${target}${req.url ?? '/'}`, { method: req.method ?? 'POST', headers, body: Buffer.concat(chunks) })
           .then(async (answer) => {
             res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
@@ -174,7 +209,15 @@ describe('backfill --wait says how a backfill ended', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [], order: 'newest', seed: 42, now: NOW, latencyMs: 20 });
+    emulator = await startEmulator({
+      key: KEY,
+      earthquakeFiles: [MONTH],
+      indicatorFiles: [],
+      order: 'newest',
+      seed: 42,
+      now: NOW,
+      latencyMs: 20,
+    });
     gate = await startGate(emulator.url);
     env = {
       DATABASE_URL: db.url,
@@ -212,7 +255,11 @@ describe('backfill --wait says how a backfill ended', () => {
 
   it('paused by user: 1; cancelled: 1; done: 0', async () => {
     const first = start(['backfill', 'earthquakes', '--from', FROM, '--to', TO, '--inline']);
-    const id = await waitFor(async () => /backfill (bf-\d{8}-[0-9a-f]{4}): 2 partitions enqueued/.exec(first.stdout())?.[1], 30_000, 'the backfill id');
+    const id = await waitFor(
+      async () => /backfill (bf-\d{8}-[0-9a-f]{4}): 2 partitions enqueued/.exec(first.stdout())?.[1],
+      30_000,
+      'the backfill id',
+    );
     await waitFor(async () => emulator.calls.length >= 3, 30_000, 'calls');
     gate.close();
     const pause = await cli(['backfill', 'pause', id]);
@@ -234,15 +281,17 @@ describe('backfill --wait says how a backfill ended', () => {
     gate.open();
     expect((await second.exited).code, second.stdout()).toBe(1);
     // A job the paused run was putting back as it closed may still be queued: only jobless partitions are queued again.
-    expect(second.stdout()).toMatch(new RegExp(`backfill ${id}: active \\(no cap on billed calls\\); [12] partitions queued again`));
+    expect(second.stdout()).toMatch(
+      new RegExp(`backfill ${id}: active \\(no cap on billed calls\\); [12] partitions queued again`),
+    );
     // The wait ends at the cancel; the running job ends after the call it had in flight.
     expect(second.stdout()).toMatch(/^stopped: \d done, \d failed, \d unfinished of 2 partitions$/m);
     expect(second.stdout()).toMatch(/^cancelled: what was written stays/m);
     // Once its workers closed, nothing of it is left unfinished: done, or failed as cancelled.
     const parts = await db.db.select().from(ingestPartitions);
-    expect(parts.map((p) => (p.state === 'done' ? 'done' : `${p.state}/${p.lastErrorKind}`)).filter((x) => x !== 'done')).toEqual(
-      Array(parts.filter((p) => p.state !== 'done').length).fill('failed/cancelled'),
-    );
+    expect(
+      parts.map((p) => (p.state === 'done' ? 'done' : `${p.state}/${p.lastErrorKind}`)).filter((x) => x !== 'done'),
+    ).toEqual(Array(parts.filter((p) => p.state !== 'done').length).fill('failed/cancelled'));
     expect(parts.some((p) => p.state === 'failed')).toBe(true);
 
     const list = await cli(['backfill', 'list']);
@@ -261,17 +310,33 @@ describe('backfill --wait says how a backfill ended', () => {
 describe('a worker that is stopping', () => {
   it("ends a cancelled backfill's job as cancelled rather than putting it back half done; nothing is sent", async () => {
     const db = await createTestDatabase();
-    const gateway = new UndiciGateway({ baseUrl: 'http://127.0.0.1:9', key: KEY, authHeader: 'authorization', timeoutMs: 1_000 });
+    const gateway = new UndiciGateway({
+      baseUrl: 'http://127.0.0.1:9',
+      key: KEY,
+      authHeader: 'authorization',
+      timeoutMs: 1_000,
+    });
     try {
       const id = await recordBackfill(db.db, REQUEST, null);
       expect(await setBackfillControl(db.db, id, 'cancelled')).toBe(true);
       let sent = 0;
-      const call = { streamKey: 'earthquake:all', partitionKey: 'w', jobId: null, attempt: 1, purpose: 'window', backfillId: id };
+      const call = {
+        streamKey: 'earthquake:all',
+        partitionKey: 'w',
+        jobId: null,
+        attempt: 1,
+        purpose: 'window',
+        backfillId: id,
+      };
       const send = async (): Promise<never> => {
         sent += 1;
         throw new Error('sent');
       };
-      const made = makeCall({ gateway, db: db.db, log: silentLog(), knowledgeTtlMs: 0 }, call, 'earthquake', {}, send, { jobId: null, attempt: 1, stopping: () => true });
+      const made = makeCall({ gateway, db: db.db, log: silentLog(), knowledgeTtlMs: 0 }, call, 'earthquake', {}, send, {
+        jobId: null,
+        attempt: 1,
+        stopping: () => true,
+      });
       await expect(made).rejects.toBeInstanceOf(BackfillCancelledError);
       expect(controlOutcome(await made.catch((e: unknown) => e), Date.now())).toMatchObject({ kind: 'cancel' });
       expect(sent).toBe(0);

@@ -79,7 +79,13 @@ const DATA_TABLES = [
   'indicator_values',
   'indicators',
 ];
-const VIEWS = ['earthquakes', 'gateway_cost_daily', 'indicator_values_by_year', 'indicator_values_wide', 'ingest_coverage'];
+const VIEWS = [
+  'earthquakes',
+  'gateway_cost_daily',
+  'indicator_values_by_year',
+  'indicator_values_wide',
+  'ingest_coverage',
+];
 
 describe('BI views read through gateway_ingest_reader', () => {
   let db: TestDatabase;
@@ -93,32 +99,60 @@ describe('BI views read through gateway_ingest_reader', () => {
   let deletedId: string;
   let revisedId: string;
 
-  const asAdmin = async <T extends pg.QueryResultRow>(text: string, values: unknown[] = []) => (await admin.query<T>(text, values)).rows;
+  const asAdmin = async <T extends pg.QueryResultRow>(text: string, values: unknown[] = []) =>
+    (await admin.query<T>(text, values)).rows;
   const asReader = async <T extends pg.QueryResultRow>(text: string) => (await reader.query<T>(text)).rows;
 
   beforeAll(async () => {
     catalog = await loadUsgsFile(MONTH);
     db = await createTestDatabase();
-    emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [GDP, POP], order: 'newest', seed: 7, now: NOW });
+    emulator = await startEmulator({
+      key: KEY,
+      earthquakeFiles: [MONTH],
+      indicatorFiles: [GDP, POP],
+      order: 'newest',
+      seed: 7,
+      now: NOW,
+    });
     pipeline = startPipeline(db, emulator, KEY);
 
     // Real data: two earthquake ranges of the same stream (a gap between them), indicator chunks
     // with a gap of years, and a failed series (a `parameters` failure in the audit).
     const filters = { minMagnitude: null, circle: null };
     const eq1 = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
-      filters, fromMs: ms('2025-05-10T00:00:00Z'), toMs: ms('2025-05-12T00:00:00Z'), refresh: false, streamName: EQ_NAME,
+      filters,
+      fromMs: ms('2025-05-10T00:00:00Z'),
+      toMs: ms('2025-05-12T00:00:00Z'),
+      refresh: false,
+      streamName: EQ_NAME,
     });
     const eq2 = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
-      filters, fromMs: ms('2025-05-20T00:00:00Z'), toMs: ms('2025-05-21T00:00:00Z'), refresh: false, streamName: EQ_NAME,
+      filters,
+      fromMs: ms('2025-05-20T00:00:00Z'),
+      toMs: ms('2025-05-21T00:00:00Z'),
+      refresh: false,
+      streamName: EQ_NAME,
     });
     const ind1 = await enqueueIndicatorBackfill(db.db, pipeline.queues.indicator, {
-      indicators: ['SP.POP.TOTL', 'NY.GDP.MKTP.CD'], countries: ['US', 'WLD'], fromYear: 1960, toYear: 1979, refresh: false,
+      indicators: ['SP.POP.TOTL', 'NY.GDP.MKTP.CD'],
+      countries: ['US', 'WLD'],
+      fromYear: 1960,
+      toYear: 1979,
+      refresh: false,
     });
     const ind2 = await enqueueIndicatorBackfill(db.db, pipeline.queues.indicator, {
-      indicators: ['SP.POP.TOTL'], countries: ['US'], fromYear: 2000, toYear: 2020, refresh: false,
+      indicators: ['SP.POP.TOTL'],
+      countries: ['US'],
+      fromYear: 2000,
+      toYear: 2020,
+      refresh: false,
     });
     const bad = await enqueueIndicatorBackfill(db.db, pipeline.queues.indicator, {
-      indicators: ['SP.POP.TOTL'], countries: ['ZZZ'], fromYear: 2000, toYear: 2010, refresh: false,
+      indicators: ['SP.POP.TOTL'],
+      countries: ['ZZZ'],
+      fromYear: 2000,
+      toYear: 2010,
+      refresh: false,
     });
     expect(await pipeline.run([eq1, eq2, ...ind1, ...ind2])).toEqual({ total: 7, done: 7, partial: 0, failed: 0 });
     expect(await pipeline.run(bad)).toEqual({ total: 1, done: 0, partial: 0, failed: 1 });
@@ -134,9 +168,17 @@ describe('BI views read through gateway_ingest_reader', () => {
     );
     deletedId = picked[0]!.id;
     revisedId = picked[1]!.id;
-    await asAdmin(`update earthquake_events set deleted_at = now(), deleted_execution_id = last_execution_id where id = $1`, [deletedId]);
-    await asAdmin(`insert into earthquake_revisions (event_id, field, old_value, new_value, revised_at) values ($1, 'deleted', null, 'true', now())`, [deletedId]);
-    await asAdmin(`update earthquake_events set magnitude = magnitude + 0.3, revised_at = now() where id = $1`, [revisedId]);
+    await asAdmin(
+      `update earthquake_events set deleted_at = now(), deleted_execution_id = last_execution_id where id = $1`,
+      [deletedId],
+    );
+    await asAdmin(
+      `insert into earthquake_revisions (event_id, field, old_value, new_value, revised_at) values ($1, 'deleted', null, 'true', now())`,
+      [deletedId],
+    );
+    await asAdmin(`update earthquake_events set magnitude = magnitude + 0.3, revised_at = now() where id = $1`, [
+      revisedId,
+    ]);
     await asAdmin(
       `insert into earthquake_revisions (event_id, field, old_value, new_value, revised_at) values ($1, 'magnitude', to_jsonb($2::float8), to_jsonb($2::float8 + 0.3), now())`,
       [revisedId, picked[1]!.magnitude],
@@ -145,7 +187,10 @@ describe('BI views read through gateway_ingest_reader', () => {
       `insert into gateway_executions (operation, stream_key, partition_key, request, billed, started_at) values ('earthquake', $1, 'x', '{}', null, now())`,
       [EQ_STREAM],
     );
-    for (const [billed, units, kind] of [[true, 1, null], [false, null, 'timeout']] as const) {
+    for (const [billed, units, kind] of [
+      [true, 1, null],
+      [false, null, 'timeout'],
+    ] as const) {
       await asAdmin(
         `insert into gateway_executions (operation, stream_key, partition_key, request, billed, units, error_kind, started_at, finished_at)
          values ('earthquake', $1, 'old', '{}', $2, $3, $4, $5::timestamptz, $5::timestamptz)`,
@@ -166,7 +211,13 @@ describe('BI views read through gateway_ingest_reader', () => {
     // A partial window proves its window less the interval no query could resolve.
     await asAdmin(
       `insert into coverage_proofs (stream_key, lo, hi, proven_at) values ($1, $2, $3, now()), ($1, $4, $5, now())`,
-      [EQ_STREAM, ms('2025-05-25T00:00:00Z'), ms('2025-05-25T12:00:00Z'), ms('2025-05-25T12:00:02Z'), ms('2025-05-26T00:00:00Z')],
+      [
+        EQ_STREAM,
+        ms('2025-05-25T00:00:00Z'),
+        ms('2025-05-25T12:00:00Z'),
+        ms('2025-05-25T12:00:02Z'),
+        ms('2025-05-26T00:00:00Z'),
+      ],
     );
 
     // A BI user: a login of its own, granted the reader role, as an operator would.
@@ -195,15 +246,24 @@ describe('BI views read through gateway_ingest_reader', () => {
   it('earthquakes: the current catalog, the deleted event left out, the revision shown', async () => {
     const perDay = await asReader<{ day: Date; events: string; max_magnitude: number }>(Q.perDay);
     const inRange = (from: string, to: string) => catalog.filter((e) => ms(e.time) >= ms(from) && ms(e.time) <= ms(to));
-    const expected = new Set([...inRange('2025-05-10T00:00:00Z', '2025-05-12T00:00:00Z'), ...inRange('2025-05-20T00:00:00Z', '2025-05-21T00:00:00Z')].map((e) => e.id));
+    const expected = new Set(
+      [
+        ...inRange('2025-05-10T00:00:00Z', '2025-05-12T00:00:00Z'),
+        ...inRange('2025-05-20T00:00:00Z', '2025-05-21T00:00:00Z'),
+      ].map((e) => e.id),
+    );
     const total = perDay.reduce((n, d) => n + Number(d.events), 0);
     const [stored] = await asAdmin<{ n: number }>(`select count(*)::int as n from earthquake_events`);
     // Events up to a second outside a window are stored too (README "Nothing lost").
     expect(stored!.n).toBeGreaterThanOrEqual(expected.size);
     expect(total).toBe(stored!.n - 1);
-    expect(perDay.map((d) => d.day.toISOString().slice(0, 10))).toEqual(expect.arrayContaining(['2025-05-10', '2025-05-11', '2025-05-20']));
+    expect(perDay.map((d) => d.day.toISOString().slice(0, 10))).toEqual(
+      expect.arrayContaining(['2025-05-10', '2025-05-11', '2025-05-20']),
+    );
 
-    const ids = await asReader<{ id: string; magnitude: number; tsunami: boolean }>(`select id, magnitude, tsunami from earthquakes`);
+    const ids = await asReader<{ id: string; magnitude: number; tsunami: boolean }>(
+      `select id, magnitude, tsunami from earthquakes`,
+    );
     expect(ids.some((e) => e.id === deletedId)).toBe(false);
     expect(ids.map((e) => e.id)).toEqual(expect.arrayContaining([...expected].filter((id) => id !== deletedId)));
     expect(ids.every((e) => typeof e.tsunami === 'boolean')).toBe(true);
@@ -211,7 +271,18 @@ describe('BI views read through gateway_ingest_reader', () => {
       `select column_name from information_schema.columns where table_name = 'earthquakes' order by ordinal_position`,
     );
     expect(cols.map((c) => c.column_name)).toEqual([
-      'id', 'time', 'magnitude', 'magnitude_type', 'place', 'latitude', 'longitude', 'depth_km', 'tsunami', 'url', 'first_seen_at', 'revised_at',
+      'id',
+      'time',
+      'magnitude',
+      'magnitude_type',
+      'place',
+      'latitude',
+      'longitude',
+      'depth_km',
+      'tsunami',
+      'url',
+      'first_seen_at',
+      'revised_at',
     ]);
 
     const revisions = await asReader<{ event_id: string; old_magnitude: number; new_magnitude: number }>(Q.revisions);
@@ -227,21 +298,35 @@ describe('BI views read through gateway_ingest_reader', () => {
     const usSince2000 = await asAdmin<{ year: number; value: number | null }>(
       `select year, value from indicator_values where indicator_id = 'SP.POP.TOTL' and country_id = 'US' and year >= 2000 order by year`,
     );
-    expect(usSince2000.map((r) => r.year)).toEqual(expect.arrayContaining(Array.from({ length: 17 }, (_, i) => 2000 + i)));
+    expect(usSince2000.map((r) => r.year)).toEqual(
+      expect.arrayContaining(Array.from({ length: 17 }, (_, i) => 2000 + i)),
+    );
     expect(byYear).toEqual(usSince2000.map((r) => ({ country_name: 'United States', ...r })));
 
-    const all = await asReader<{ indicator_name: string | null; country_name: string | null; value: number | null; last_updated: string | null }>(
-      `select indicator_name, country_name, value, last_updated from indicator_values_by_year`,
+    const all = await asReader<{
+      indicator_name: string | null;
+      country_name: string | null;
+      value: number | null;
+      last_updated: string | null;
+    }>(`select indicator_name, country_name, value, last_updated from indicator_values_by_year`);
+    const [stored] = await asAdmin<{ n: number; nulls: number }>(
+      `select count(*)::int as n, count(*) filter (where value is null)::int as nulls from indicator_values`,
     );
-    const [stored] = await asAdmin<{ n: number; nulls: number }>(`select count(*)::int as n, count(*) filter (where value is null)::int as nulls from indicator_values`);
     expect(all).toHaveLength(stored!.n);
     expect(all.filter((r) => r.value === null)).toHaveLength(stored!.nulls);
     expect(stored!.nulls).toBeGreaterThan(0); // GDP of the world in the 1960s
     expect(all.every((r) => r.indicator_name && r.country_name && r.last_updated)).toBe(true);
 
-    const wide = await asReader<{ country_name: string; latest_year: number; latest_value: number; population_1970: number }>(Q.wide);
+    const wide = await asReader<{
+      country_name: string;
+      latest_year: number;
+      latest_value: number;
+      population_1970: number;
+    }>(Q.wide);
     expect(wide.map((w) => w.country_name)).toEqual(['United States', 'World']);
-    const [us1970] = await asAdmin<{ value: number }>(`select value from indicator_values where indicator_id = 'SP.POP.TOTL' and country_id = 'US' and year = 1970`);
+    const [us1970] = await asAdmin<{ value: number }>(
+      `select value from indicator_values where indicator_id = 'SP.POP.TOTL' and country_id = 'US' and year = 1970`,
+    );
     expect(wide[0]!.population_1970).toBe(us1970!.value);
     // The bundled file ends in 2016 (its later years are empty cells, stored as nulls).
     const [latest] = await asAdmin<{ year: number; value: number }>(
@@ -252,9 +337,11 @@ describe('BI views read through gateway_ingest_reader', () => {
     expect(wide[0]).toMatchObject({ latest_year: latest!.year, latest_value: latest!.value });
     expect(wide[1]!.latest_year).toBe(1979);
 
-    const series = await asReader<{ indicator_id: string; country_id: string; values_by_year: Record<string, number | null> }>(
-      `select indicator_id, country_id, values_by_year from indicator_values_wide`,
-    );
+    const series = await asReader<{
+      indicator_id: string;
+      country_id: string;
+      values_by_year: Record<string, number | null>;
+    }>(`select indicator_id, country_id, values_by_year from indicator_values_wide`);
     expect(series).toHaveLength(4);
     const rows = await asReader<{ indicator_id: string; country_id: string; year: number; value: number | null }>(
       `select indicator_id, country_id, year, value from indicator_values_by_year`,
@@ -267,29 +354,71 @@ describe('BI views read through gateway_ingest_reader', () => {
 
   it('gateway_cost_daily adds up to the audit, roll-up rows winning for their day, operation and stream', async () => {
     const daily = await asReader<{
-      day: string; operation: string; stream_key: string | null; stream_name: string | null; calls: number; billed_calls: number;
-      billed_unknown: number; units: number; failures: number; failures_by_kind: Record<string, number>; source: string;
-    }>(`select to_char(day, 'YYYY-MM-DD') as day, operation, stream_key, stream_name, calls, billed_calls, billed_unknown, units, failures, failures_by_kind, source from gateway_cost_daily`);
-    const audit = await asAdmin<{ day: string; operation: string; stream_key: string; calls: number; billed: number; unknown: number; units: number; failures: number }>(
+      day: string;
+      operation: string;
+      stream_key: string | null;
+      stream_name: string | null;
+      calls: number;
+      billed_calls: number;
+      billed_unknown: number;
+      units: number;
+      failures: number;
+      failures_by_kind: Record<string, number>;
+      source: string;
+    }>(
+      `select to_char(day, 'YYYY-MM-DD') as day, operation, stream_key, stream_name, calls, billed_calls, billed_unknown, units, failures, failures_by_kind, source from gateway_cost_daily`,
+    );
+    const audit = await asAdmin<{
+      day: string;
+      operation: string;
+      stream_key: string;
+      calls: number;
+      billed: number;
+      unknown: number;
+      units: number;
+      failures: number;
+    }>(
       `select to_char((started_at at time zone 'UTC')::date, 'YYYY-MM-DD') as day, operation, stream_key, count(*)::int as calls,
          count(*) filter (where billed)::int as billed, count(*) filter (where billed is null)::int as unknown,
          coalesce(sum(units) filter (where billed), 0)::float8 as units, count(*) filter (where error_kind is not null)::int as failures
        from gateway_executions group by 1, 2, 3`,
     );
-    const rolledUp = (a: { day: string; operation: string; stream_key: string }) => a.day === ROLLED_DAY && a.operation === 'earthquake' && a.stream_key === EQ_STREAM;
+    const rolledUp = (a: { day: string; operation: string; stream_key: string }) =>
+      a.day === ROLLED_DAY && a.operation === 'earthquake' && a.stream_key === EQ_STREAM;
     // Every (day, operation, stream) of the audit not rolled up is shown exactly as the audit has it.
     for (const a of audit.filter((x) => !rolledUp(x))) {
       const row = daily.find((d) => d.day === a.day && d.operation === a.operation && d.stream_key === a.stream_key);
       expect(row, `${a.day} ${a.operation} ${a.stream_key}`).toMatchObject({
-        calls: a.calls, billed_calls: a.billed, billed_unknown: a.unknown, units: a.units, failures: a.failures, source: 'audit',
+        calls: a.calls,
+        billed_calls: a.billed,
+        billed_unknown: a.unknown,
+        units: a.units,
+        failures: a.failures,
+        source: 'audit',
       });
     }
     // The rolled-up day: the roll-up row alone, not its two leftover audit rows on top of it.
     expect(daily.filter((d) => d.day === ROLLED_DAY && d.operation === 'earthquake')).toEqual([
-      { day: ROLLED_DAY, operation: 'earthquake', stream_key: EQ_STREAM, stream_name: EQ_NAME, calls: 10, billed_calls: 7, billed_unknown: 1, units: 7, failures: 2, failures_by_kind: { timeout: 2 }, source: 'rollup' },
+      {
+        day: ROLLED_DAY,
+        operation: 'earthquake',
+        stream_key: EQ_STREAM,
+        stream_name: EQ_NAME,
+        calls: 10,
+        billed_calls: 7,
+        billed_unknown: 1,
+        units: 7,
+        failures: 2,
+        failures_by_kind: { timeout: 2 },
+        source: 'rollup',
+      },
     ]);
     // The same day of another stream, not rolled up, still comes from the audit.
-    expect(daily.find((d) => d.day === ROLLED_DAY && d.stream_key === POP_US)).toMatchObject({ calls: 1, billed_calls: 1, source: 'audit' });
+    expect(daily.find((d) => d.day === ROLLED_DAY && d.stream_key === POP_US)).toMatchObject({
+      calls: 1,
+      billed_calls: 1,
+      source: 'audit',
+    });
     expect(daily.find((d) => d.day === '2025-01-14')).toMatchObject({ stream_key: POP_US, calls: 4, source: 'rollup' });
     expect(daily).toHaveLength(audit.filter((a) => !rolledUp(a)).length + 2);
 
@@ -298,7 +427,14 @@ describe('BI views read through gateway_ingest_reader', () => {
     expect(daily.find((d) => d.day === today && d.stream_key === EQ_STREAM)!.billed_unknown).toBe(1);
 
     // The README's monthly totals: the audit (less the rolled-up key) plus the roll-up.
-    const months = await asReader<{ month: Date; operation: string; calls: string; billed_calls: string; billed_unknown: string; units: number }>(Q.costPerMonth);
+    const months = await asReader<{
+      month: Date;
+      operation: string;
+      calls: string;
+      billed_calls: string;
+      billed_unknown: string;
+      units: number;
+    }>(Q.costPerMonth);
     const sum = (xs: number[]) => xs.reduce((n, x) => n + x, 0);
     const kept = audit.filter((a) => !rolledUp(a));
     expect(sum(months.map((m) => Number(m.calls)))).toBe(sum(kept.map((a) => a.calls)) + 10 + 4);
@@ -307,24 +443,73 @@ describe('BI views read through gateway_ingest_reader', () => {
     expect(sum(months.map((m) => m.units))).toBeCloseTo(sum(kept.map((a) => a.units)) + 7 + 4, 6);
     const billedByEmulator = emulator.calls.filter((c) => c.billed).length;
     expect(sum(kept.map((a) => a.billed))).toBe(billedByEmulator + 1); // + the billed row of the indicator stream on the rolled-up day
-    expect(months.find((m) => m.operation === 'earthquake' && m.month.toISOString().startsWith('2025-01'))).toMatchObject({ calls: '10' });
+    expect(
+      months.find((m) => m.operation === 'earthquake' && m.month.toISOString().startsWith('2025-01')),
+    ).toMatchObject({ calls: '10' });
 
-    const failures = await asReader<{ day: string; stream_key: string; failures: number; failures_by_kind: Record<string, number> }>(Q.failures);
-    expect(failures.find((f) => f.stream_key === 'indicator:SP.POP.TOTL:ZZZ')).toMatchObject({ failures: 1, failures_by_kind: { parameters: 1 } });
-    expect(failures.find((f) => f.stream_key === EQ_STREAM)).toMatchObject({ failures: 2, failures_by_kind: { timeout: 2 } });
+    const failures = await asReader<{
+      day: string;
+      stream_key: string;
+      failures: number;
+      failures_by_kind: Record<string, number>;
+    }>(Q.failures);
+    expect(failures.find((f) => f.stream_key === 'indicator:SP.POP.TOTL:ZZZ')).toMatchObject({
+      failures: 1,
+      failures_by_kind: { parameters: 1 },
+    });
+    expect(failures.find((f) => f.stream_key === EQ_STREAM)).toMatchObject({
+      failures: 2,
+      failures_by_kind: { timeout: 2 },
+    });
   });
 
   it('ingest_coverage: covered ranges and the gaps between them, unresolved intervals of a partial window as gaps', async () => {
-    const gaps = await asReader<{ stream_key: string; stream_name: string | null; from_time: Date | null; to_time: Date | null; from_year: number | null; to_year: number | null }>(Q.gaps);
+    const gaps = await asReader<{
+      stream_key: string;
+      stream_name: string | null;
+      from_time: Date | null;
+      to_time: Date | null;
+      from_year: number | null;
+      to_year: number | null;
+    }>(Q.gaps);
     const iso = (d: Date | null) => d?.toISOString() ?? null;
     expect(gaps.map((g) => ({ ...g, from_time: iso(g.from_time), to_time: iso(g.to_time) }))).toEqual([
-      { stream_key: EQ_STREAM, stream_name: EQ_NAME, from_time: '2025-05-12T00:00:00.000Z', to_time: '2025-05-20T00:00:00.000Z', from_year: null, to_year: null },
-      { stream_key: EQ_STREAM, stream_name: EQ_NAME, from_time: '2025-05-21T00:00:00.000Z', to_time: '2025-05-25T00:00:00.000Z', from_year: null, to_year: null },
-      { stream_key: EQ_STREAM, stream_name: EQ_NAME, from_time: '2025-05-25T12:00:00.000Z', to_time: '2025-05-25T12:00:02.000Z', from_year: null, to_year: null },
+      {
+        stream_key: EQ_STREAM,
+        stream_name: EQ_NAME,
+        from_time: '2025-05-12T00:00:00.000Z',
+        to_time: '2025-05-20T00:00:00.000Z',
+        from_year: null,
+        to_year: null,
+      },
+      {
+        stream_key: EQ_STREAM,
+        stream_name: EQ_NAME,
+        from_time: '2025-05-21T00:00:00.000Z',
+        to_time: '2025-05-25T00:00:00.000Z',
+        from_year: null,
+        to_year: null,
+      },
+      {
+        stream_key: EQ_STREAM,
+        stream_name: EQ_NAME,
+        from_time: '2025-05-25T12:00:00.000Z',
+        to_time: '2025-05-25T12:00:02.000Z',
+        from_year: null,
+        to_year: null,
+      },
       { stream_key: POP_US, stream_name: null, from_time: null, to_time: null, from_year: 1980, to_year: 1999 },
     ]);
 
-    const all = await asReader<{ stream_key: string; operation: string; kind: string; from_time: Date | null; to_time: Date | null; from_year: number | null; to_year: number | null }>(
+    const all = await asReader<{
+      stream_key: string;
+      operation: string;
+      kind: string;
+      from_time: Date | null;
+      to_time: Date | null;
+      from_year: number | null;
+      to_year: number | null;
+    }>(
       `select stream_key, operation, kind, from_time, to_time, from_year, to_year from ingest_coverage order by stream_key, kind, from_time, from_year`,
     );
     const covered = (key: string) => all.filter((r) => r.stream_key === key && r.kind === 'covered');
@@ -334,9 +519,14 @@ describe('BI views read through gateway_ingest_reader', () => {
       ['2025-05-25T00:00:00.000Z', '2025-05-25T12:00:00.000Z'],
       ['2025-05-25T12:00:02.000Z', '2025-05-26T00:00:00.000Z'],
     ]);
-    expect(covered(POP_US).map((r) => [r.from_year, r.to_year])).toEqual([[1960, 1979], [2000, 2020]]);
+    expect(covered(POP_US).map((r) => [r.from_year, r.to_year])).toEqual([
+      [1960, 1979],
+      [2000, 2020],
+    ]);
     for (const key of ['indicator:SP.POP.TOTL:WLD', 'indicator:NY.GDP.MKTP.CD:US', 'indicator:NY.GDP.MKTP.CD:WLD']) {
-      expect(all.filter((r) => r.stream_key === key).map((r) => [r.operation, r.kind, r.from_year, r.to_year])).toEqual([['indicator', 'covered', 1960, 1979]]);
+      expect(all.filter((r) => r.stream_key === key).map((r) => [r.operation, r.kind, r.from_year, r.to_year])).toEqual(
+        [['indicator', 'covered', 1960, 1979]],
+      );
     }
     // A series with nothing done has no rows.
     expect(all.some((r) => r.stream_key === 'indicator:SP.POP.TOTL:ZZZ')).toBe(false);
@@ -366,7 +556,10 @@ describe('BI views read through gateway_ingest_reader', () => {
 
     // permission denied; a view that is not automatically updatable refuses any write before that (55000).
     const denied = async (statement: string, codes = ['42501']) => {
-      const error = await reader.query(statement).then(() => null, (e: { code?: string }) => e);
+      const error = await reader.query(statement).then(
+        () => null,
+        (e: { code?: string }) => e,
+      );
       expect(error, statement).not.toBeNull();
       expect(codes, `${statement}: ${String(error)}`).toContain(error!.code);
     };
@@ -382,11 +575,27 @@ describe('BI views read through gateway_ingest_reader', () => {
         await denied(`update ${name} set ${col!.column_name} = ${col!.column_name}`);
         await denied(`truncate ${name}`);
       } else {
-        const col = ({ earthquakes: 'place', indicator_values_by_year: 'year', indicator_values_wide: 'first_year', gateway_cost_daily: 'day', ingest_coverage: 'kind' } as Record<string, string>)[name]!;
+        const col = (
+          {
+            earthquakes: 'place',
+            indicator_values_by_year: 'year',
+            indicator_values_wide: 'first_year',
+            gateway_cost_daily: 'day',
+            ingest_coverage: 'kind',
+          } as Record<string, string>
+        )[name]!;
         await denied(`update ${name} set ${col} = ${col}`, codes);
       }
     }
-    for (const table of ['gateway_executions', 'gateway_cost_rollup', 'ingest_partitions', 'ingest_streams', 'backfills', 'budget_counters', 'gateway_knowledge']) {
+    for (const table of [
+      'gateway_executions',
+      'gateway_cost_rollup',
+      'ingest_partitions',
+      'ingest_streams',
+      'backfills',
+      'budget_counters',
+      'gateway_knowledge',
+    ]) {
       await denied(`select * from ${table} limit 1`);
     }
     await denied(`create table bi_scratch (x int)`);

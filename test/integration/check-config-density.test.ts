@@ -109,7 +109,10 @@ describe('stream densities from stored events', () => {
       days: 30,
     });
     // The circle keeps the two California events a day; only three days hold any, so the sample is three days.
-    expect(await storedDensitySample(db.db, { minMagnitude: null, circle: CALIFORNIA })).toEqual({ events: 6, days: 3 });
+    expect(await storedDensitySample(db.db, { minMagnitude: null, circle: CALIFORNIA })).toEqual({
+      events: 6,
+      days: 3,
+    });
     expect(await storedDensitySample(db.db, { minMagnitude: 2.5, circle: CALIFORNIA })).toBeNull();
     expect(await storedDensitySample(db.db, { minMagnitude: 9, circle: null })).toBeNull();
   });
@@ -119,7 +122,10 @@ describe('stream densities from stored events', () => {
     url.searchParams.set('options', '-c timezone=America/Los_Angeles');
     const reader = openDensityReader(url.toString());
     try {
-      expect(await storedDensitySample(reader.db, { minMagnitude: 2.5, circle: null })).toEqual({ events: 121, days: 30 });
+      expect(await storedDensitySample(reader.db, { minMagnitude: 2.5, circle: null })).toEqual({
+        events: 121,
+        days: 30,
+      });
     } finally {
       await reader.close();
     }
@@ -131,7 +137,9 @@ describe('stream densities from stored events', () => {
     program.addCommand(checkConfigCommand({ write: (t) => (out += t), now: NOW, env: { DATABASE_URL: db.url } }));
     await program.parseAsync(['check-config', '--config', jobsPath], { from: 'user' });
     const projection = out.split('\n\n')[1]!.trimEnd().split('\n');
-    expect(projection[1]).toBe(`  densities: events stored in ${redactUrl(db.url)} matching each stream, last 30 days with data`);
+    expect(projection[1]).toBe(
+      `  densities: events stored in ${redactUrl(db.url)} matching each stream, last 30 days with data`,
+    );
     expect(projection.slice(2)).toEqual([
       // 121 / 30 = 4.03 a day: 144 runs of one call; one daily run of the 2h-60d band in two windows (about 125 and 117 events).
       '  global-m2_5  146 calls/day, from 4.03 stored events/day',

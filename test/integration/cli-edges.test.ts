@@ -11,7 +11,18 @@ import { waitFor } from '../support/service.js';
 
 const KEY = 'cli-edges-key-0123456789';
 const UNREACHABLE_DB = 'postgres://postgres@127.0.0.1:1/x';
-const BACKFILL = ['backfill', 'indicators', '--indicator', 'SP.POP.TOTL', '--country', 'USA', '--from-year', '2000', '--to-year', '2005'];
+const BACKFILL = [
+  'backfill',
+  'indicators',
+  '--indicator',
+  'SP.POP.TOTL',
+  '--country',
+  'USA',
+  '--from-year',
+  '2000',
+  '--to-year',
+  '2005',
+];
 
 async function run(args: string[], env: Record<string, string>) {
   const cli = spawnCli(args, env);
@@ -30,7 +41,15 @@ describe('the CLI at the edges', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     emulator = await startEmulator({ key: KEY, earthquakeFiles: [] });
-    env = { DATABASE_URL: db.url, REDIS_URL: `${redisUrl()}/2`, GATEWAY_BASE_URL: emulator.url, MARKET_KEY: KEY, QUEUE_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn', RETRY_BASE_DELAY_MS: '20' };
+    env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: `${redisUrl()}/2`,
+      GATEWAY_BASE_URL: emulator.url,
+      MARKET_KEY: KEY,
+      QUEUE_PREFIX: uniquePrefix(),
+      LOG_LEVEL: 'warn',
+      RETRY_BASE_DELAY_MS: '20',
+    };
   });
 
   afterAll(async () => {
@@ -58,12 +77,15 @@ describe('the CLI at the edges', () => {
     expect(`${r.out}${r.err}`).not.toContain(KEY);
   });
 
-  it.each(['GATEWAY_BASE_URL', 'DATABASE_URL', 'REDIS_URL'])('%s=foo exits 2 naming the variable, without a stack trace', async (name) => {
-    const r = await run(['status'], { ...env, [name]: 'foo' });
-    expect(r.code).toBe(2);
-    expect(r.err).toMatch(new RegExp(`${name}: is not a valid absolute URL \\(expected e\\.g\\. `));
-    expect(r.err).not.toMatch(STACK);
-  });
+  it.each(['GATEWAY_BASE_URL', 'DATABASE_URL', 'REDIS_URL'])(
+    '%s=foo exits 2 naming the variable, without a stack trace',
+    async (name) => {
+      const r = await run(['status'], { ...env, [name]: 'foo' });
+      expect(r.code).toBe(2);
+      expect(r.err).toMatch(new RegExp(`${name}: is not a valid absolute URL \\(expected e\\.g\\. `));
+      expect(r.err).not.toMatch(STACK);
+    },
+  );
 
   it.each([
     ['backfill --inline', [...BACKFILL, '--inline']],
@@ -73,9 +95,14 @@ describe('the CLI at the edges', () => {
     const remote = { ...env, GATEWAY_BASE_URL: 'http://gateway.example.invalid:8080', DATABASE_URL: UNREACHABLE_DB };
     const refused = await run(args, remote);
     expect(refused.code).toBe(2);
-    expect(refused.err).toMatch(/GATEWAY_BASE_URL is plain http:\/\/ to gateway\.example\.invalid:8080.*MARKET_KEY would travel in clear/);
+    expect(refused.err).toMatch(
+      /GATEWAY_BASE_URL is plain http:\/\/ to gateway\.example\.invalid:8080.*MARKET_KEY would travel in clear/,
+    );
     // Allowed, the command gets past the gateway settings and stops at the next thing: PostgreSQL.
-    for (const allowed of [run([...args, '--allow-insecure-http'], remote), run(args, { ...remote, GATEWAY_ALLOW_INSECURE_HTTP: '1' })]) {
+    for (const allowed of [
+      run([...args, '--allow-insecure-http'], remote),
+      run(args, { ...remote, GATEWAY_ALLOW_INSECURE_HTTP: '1' }),
+    ]) {
       const r = await allowed;
       expect(r.code).toBe(1);
       expect(r.err).toMatch(/cannot reach PostgreSQL/);

@@ -22,7 +22,15 @@ describe('the CLI, end to end', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     emulator = await startEmulator({ key: KEY, indicatorFiles: undefined, earthquakeFiles: [] });
-    env = { DATABASE_URL: db.url, REDIS_URL: `${redisUrl()}/2`, GATEWAY_BASE_URL: emulator.url, MARKET_KEY: KEY, QUEUE_PREFIX: uniquePrefix(), LOG_LEVEL: 'info', RETRY_BASE_DELAY_MS: '20' };
+    env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: `${redisUrl()}/2`,
+      GATEWAY_BASE_URL: emulator.url,
+      MARKET_KEY: KEY,
+      QUEUE_PREFIX: uniquePrefix(),
+      LOG_LEVEL: 'info',
+      RETRY_BASE_DELAY_MS: '20',
+    };
   });
 
   afterAll(async () => {
@@ -31,7 +39,22 @@ describe('the CLI, end to end', () => {
   });
 
   it('backfill --inline does the whole job alone, then status reports it; the key appears nowhere', async () => {
-    const r = await run(['backfill', 'indicators', '--indicator', 'SP.POP.TOTL', '--country', 'usa,WLD', '--from-year', '2000', '--to-year', '2016', '--inline'], { ...env, GATEWAY_AUTH_HEADER: 'x-api-key' });
+    const r = await run(
+      [
+        'backfill',
+        'indicators',
+        '--indicator',
+        'SP.POP.TOTL',
+        '--country',
+        'usa,WLD',
+        '--from-year',
+        '2000',
+        '--to-year',
+        '2016',
+        '--inline',
+      ],
+      { ...env, GATEWAY_AUTH_HEADER: 'x-api-key' },
+    );
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/indicator:SP.POP.TOTL:USA: 1 partitions planned, 1 jobs enqueued/);
     expect(r.out).toMatch(/finished: 2 done, 0 failed/);
@@ -39,9 +62,13 @@ describe('the CLI, end to end', () => {
     const status = await run(['status', '--json'], env);
     expect(status.code).toBe(0);
     expect(status.out).toContain('"billedCalls": 1');
-    const stored = await db.db.execute<{ n: number }>(sql`select count(*)::int as n from indicator_values where country_id in ('US', '1W')`);
+    const stored = await db.db.execute<{ n: number }>(
+      sql`select count(*)::int as n from indicator_values where country_id in ('US', '1W')`,
+    );
     expect(stored.rows[0]!.n).toBe(34);
-    const leaked = await db.db.execute<{ n: number }>(sql`select count(*)::int as n from gateway_executions where request::text like ${`%${KEY}%`}`);
+    const leaked = await db.db.execute<{ n: number }>(
+      sql`select count(*)::int as n from gateway_executions where request::text like ${`%${KEY}%`}`,
+    );
     expect(leaked.rows[0]!.n).toBe(0);
   });
 
@@ -62,13 +89,24 @@ describe('the CLI, end to end', () => {
     expect(pg.code).toBe(1);
     expect(pg.err).toMatch(/cannot reach PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:1\/x.*Start it/);
     expect(pg.ms).toBeLessThan(8_000);
-    const redis = await run(['backfill', 'earthquakes', '--from', '2025-01-01', '--to', '2025-01-02'], { ...env, REDIS_URL: 'redis://127.0.0.1:1' });
+    const redis = await run(['backfill', 'earthquakes', '--from', '2025-01-01', '--to', '2025-01-02'], {
+      ...env,
+      REDIS_URL: 'redis://127.0.0.1:1',
+    });
     expect(redis.code).toBe(1);
     expect(redis.err).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1.*Start it/);
   });
 
   it('--help works on every command', async () => {
-    for (const args of [['--help'], ['backfill', 'earthquakes', '--help'], ['backfill', 'indicators', '--help'], ['status', '--help'], ['worker', '--help'], ['start', '--help'], ['migrate', '--help']]) {
+    for (const args of [
+      ['--help'],
+      ['backfill', 'earthquakes', '--help'],
+      ['backfill', 'indicators', '--help'],
+      ['status', '--help'],
+      ['worker', '--help'],
+      ['start', '--help'],
+      ['migrate', '--help'],
+    ]) {
       const r = await run(args, env);
       expect(r.code).toBe(0);
       expect(r.out).toMatch(/Usage: gateway-ingest/);
@@ -77,7 +115,13 @@ describe('the CLI, end to end', () => {
 
   it('the client sends the key as X-API-Key when configured', async () => {
     const gateway = new UndiciGateway({ baseUrl: emulator.url, key: KEY, authHeader: 'x-api-key', timeoutMs: 5_000 });
-    const a = await gateway.queryIndicator({ provider: 'development-indicators', country: 'DEU', indicator: 'SP.POP.TOTL', start_year: 2000, end_year: 2001 });
+    const a = await gateway.queryIndicator({
+      provider: 'development-indicators',
+      country: 'DEU',
+      indicator: 'SP.POP.TOTL',
+      start_year: 2000,
+      end_year: 2001,
+    });
     await gateway.close();
     expect(a.ok).toBe(true);
     expect(a.record.request).not.toHaveProperty('invocation_id');

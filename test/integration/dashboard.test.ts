@@ -9,7 +9,16 @@ import { DAY_MS } from '../../src/domain/time.js';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { dataFolder, packageRoot } from '../../src/paths.js';
 import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
-import { dropPrefix, jobsDir, quake, randomKey, startInProcess, waitFor, type InProcessService, type JobsDir } from '../support/service.js';
+import {
+  dropPrefix,
+  jobsDir,
+  quake,
+  randomKey,
+  startInProcess,
+  waitFor,
+  type InProcessService,
+  type JobsDir,
+} from '../support/service.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -54,8 +63,22 @@ function sample(text: string, series: string): number | null {
 
 async function launch(): Promise<{ context: BrowserContext; close(): Promise<void> }> {
   const profile = mkdtempSync(join(tmpdir(), 'gi-chromium-'));
-  const args = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args, viewport: { width: 1280, height: 900 } });
+  const args = [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ];
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args,
+    viewport: { width: 1280, height: 900 },
+  });
   return {
     context,
     async close() {
@@ -78,17 +101,47 @@ describe('dashboard: status page and Bull Board', () => {
 
   /** What the service would not produce by itself in a test: a failed window, roll-ups, budgets, backfills. */
   async function seed(): Promise<void> {
-    await db.db.insert(backfills).values({ id: 'bf-paused', operation: 'earthquake', description: 'earthquakes 2024 m2.5', streamKeys: ['earthquake:all'], control: 'paused', maxBilledCalls: 100 });
+    await db.db
+      .insert(backfills)
+      .values({
+        id: 'bf-paused',
+        operation: 'earthquake',
+        description: 'earthquakes 2024 m2.5',
+        streamKeys: ['earthquake:all'],
+        control: 'paused',
+        maxBilledCalls: 100,
+      });
     await db.db.insert(ingestPartitions).values({
-      streamKey: 'earthquake:all', partitionKey: 'dash-failed', operation: 'earthquake', state: 'failed', backfillId: 'bf-paused',
-      windowStart: new Date(NOW - 3 * DAY_MS), windowEnd: new Date(NOW - 2 * DAY_MS), lastError: FAILED_ERROR, lastErrorKind: 'server',
+      streamKey: 'earthquake:all',
+      partitionKey: 'dash-failed',
+      operation: 'earthquake',
+      state: 'failed',
+      backfillId: 'bf-paused',
+      windowStart: new Date(NOW - 3 * DAY_MS),
+      windowEnd: new Date(NOW - 2 * DAY_MS),
+      lastError: FAILED_ERROR,
+      lastErrorKind: 'server',
     });
     // Workers count every call in today's counter, capped or not: the seed sets it to a known value.
     await db.db
       .insert(budgetCounters)
-      .values([{ scope: 'backfill:bf-paused', day: '1970-01-01', calls: 12 }, { scope: 'day', day: day(Date.now()), calls: 7 }])
+      .values([
+        { scope: 'backfill:bf-paused', day: '1970-01-01', calls: 12 },
+        { scope: 'day', day: day(Date.now()), calls: 7 },
+      ])
       .onConflictDoUpdate({ target: [budgetCounters.scope, budgetCounters.day], set: { calls: sql`excluded.calls` } });
-    await db.db.insert(gatewayCostRollup).values({ day: day(NOW - 10 * DAY_MS), operation: 'earthquake', streamKey: 'earthquake:all', calls: 45, billedCalls: 40, billedUnknown: 0, units: 1234, failuresByKind: {} });
+    await db.db
+      .insert(gatewayCostRollup)
+      .values({
+        day: day(NOW - 10 * DAY_MS),
+        operation: 'earthquake',
+        streamKey: 'earthquake:all',
+        calls: 45,
+        billedCalls: 40,
+        billedUnknown: 0,
+        units: 1234,
+        failuresByKind: {},
+      });
   }
 
   beforeAll(async () => {
@@ -121,46 +174,55 @@ describe('dashboard: status page and Bull Board', () => {
     for (const p of prefixes) await dropPrefix(p);
   });
 
-  it.skipIf(!HAS_CHROMIUM)(inBrowser('the status page shows streams, coverage with the failed window, the 30-day chart and budgets'), async () => {
-    const browser = await launch();
-    try {
-      const page = await browser.context.newPage();
-      const response = await page.goto(`${open.url}/`);
-      expect(response?.status()).toBe(200);
-      await expect(page.title()).resolves.toBe('gateway-ingest status');
+  it.skipIf(!HAS_CHROMIUM)(
+    inBrowser('the status page shows streams, coverage with the failed window, the 30-day chart and budgets'),
+    async () => {
+      const browser = await launch();
+      try {
+        const page = await browser.context.newPage();
+        const response = await page.goto(`${open.url}/`);
+        expect(response?.status()).toBe(200);
+        await expect(page.title()).resolves.toBe('gateway-ingest status');
 
-      const quakes = page.locator('article[data-stream="earthquake:all"]');
-      await expect(quakes.locator('h3').textContent()).resolves.toContain('recent');
-      expect(await quakes.textContent()).toContain(`newest event ${event.time.replace('.000Z', 'Z')}`);
-      expect(await quakes.locator('svg.timeline rect[data-state="done"]').count()).toBeGreaterThan(0);
-      expect(await quakes.locator('svg.timeline rect[data-state="failed"]').count()).toBe(1);
-      expect(await quakes.locator('p.coverage').textContent()).toMatch(/coverage .* \.\. now: \d+\.\d\d%, \d+ gaps?/);
-      // Text from the database is shown as text, never run as markup.
-      expect(await quakes.locator('ul.problems').textContent()).toContain(FAILED_ERROR);
-      expect(await page.locator('script').count()).toBe(0);
+        const quakes = page.locator('article[data-stream="earthquake:all"]');
+        await expect(quakes.locator('h3').textContent()).resolves.toContain('recent');
+        expect(await quakes.textContent()).toContain(`newest event ${event.time.replace('.000Z', 'Z')}`);
+        expect(await quakes.locator('svg.timeline rect[data-state="done"]').count()).toBeGreaterThan(0);
+        expect(await quakes.locator('svg.timeline rect[data-state="failed"]').count()).toBe(1);
+        expect(await quakes.locator('p.coverage').textContent()).toMatch(/coverage .* \.\. now: \d+\.\d\d%, \d+ gaps?/);
+        // Text from the database is shown as text, never run as markup.
+        expect(await quakes.locator('ul.problems').textContent()).toContain(FAILED_ERROR);
+        expect(await page.locator('script').count()).toBe(0);
 
-      const population = page.locator('article[data-stream="indicator:SP.POP.TOTL:USA"]');
-      expect(await population.textContent()).toContain('last year with a value 2016');
-      expect(await population.locator('p.coverage').textContent()).toContain(`coverage 2015 .. ${new Date().getUTCFullYear()}: 100.00%, no gaps`);
+        const population = page.locator('article[data-stream="indicator:SP.POP.TOTL:USA"]');
+        expect(await population.textContent()).toContain('last year with a value 2016');
+        expect(await population.locator('p.coverage').textContent()).toContain(
+          `coverage 2015 .. ${new Date().getUTCFullYear()}: 100.00%, no gaps`,
+        );
 
-      const bars = page.locator('#billed-chart g.bar');
-      expect(await bars.count()).toBe(30);
-      expect(await page.locator(`#billed-chart g.bar[data-day="${day(NOW - 10 * DAY_MS)}"]`).getAttribute('data-billed')).toBe('40');
-      expect(Number(await bars.last().getAttribute('data-billed'))).toBeGreaterThan(0);
-      expect(await page.locator('#billed-chart').textContent()).toContain(`daily cap ${CAP}`);
+        const bars = page.locator('#billed-chart g.bar');
+        expect(await bars.count()).toBe(30);
+        expect(
+          await page.locator(`#billed-chart g.bar[data-day="${day(NOW - 10 * DAY_MS)}"]`).getAttribute('data-billed'),
+        ).toBe('40');
+        expect(Number(await bars.last().getAttribute('data-billed'))).toBeGreaterThan(0);
+        expect(await page.locator('#billed-chart').textContent()).toContain(`daily cap ${CAP}`);
 
-      expect(await page.locator('#day-budget').textContent()).toMatch(new RegExp(`BILLED_CALLS_PER_DAY ${CAP}\\. Today \\(${day(Date.now())}\\): \\d+ used, \\d+ left`));
-      const backfill = page.locator('tr[data-backfill="bf-paused"]');
-      expect(await backfill.textContent()).toContain('paused');
-      expect(await backfill.textContent()).toContain('12 of 100');
-      expect(await backfill.textContent()).toContain('0 of 1 ingested, 1 failed');
+        expect(await page.locator('#day-budget').textContent()).toMatch(
+          new RegExp(`BILLED_CALLS_PER_DAY ${CAP}\\. Today \\(${day(Date.now())}\\): \\d+ used, \\d+ left`),
+        );
+        const backfill = page.locator('tr[data-backfill="bf-paused"]');
+        expect(await backfill.textContent()).toContain('paused');
+        expect(await backfill.textContent()).toContain('12 of 100');
+        expect(await backfill.textContent()).toContain('0 of 1 ingested, 1 failed');
 
-      mkdirSync(join(packageRoot, 'test-results'), { recursive: true });
-      await page.screenshot({ path: join(packageRoot, 'test-results/dashboard.png'), fullPage: true });
-    } finally {
-      await browser.close();
-    }
-  });
+        mkdirSync(join(packageRoot, 'test-results'), { recursive: true });
+        await page.screenshot({ path: join(packageRoot, 'test-results/dashboard.png'), fullPage: true });
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 
   it.skipIf(!HAS_CHROMIUM)(inBrowser('Bull Board renders the three queues, read-only without a token'), async () => {
     const browser = await launch();
@@ -181,8 +243,17 @@ describe('dashboard: status page and Bull Board', () => {
 
   it('without DASHBOARD_TOKEN the board is open but refuses every action', async () => {
     expect((await fetch(`${open.url}/queues/api/queues?activeQueue=earthquake-windows`)).status).toBe(200);
-    for (const [method, path] of [['PUT', 'queues/earthquake-windows/pause'], ['PUT', 'queues/schedule-ticks/retry/failed'], ['PUT', 'queues/pause'], ['POST', 'queues/indicator-chunks/add']] as const) {
-      const r = await fetch(`${open.url}/queues/api/${path}`, { method, headers: { 'content-type': 'application/json' }, body: '{}' });
+    for (const [method, path] of [
+      ['PUT', 'queues/earthquake-windows/pause'],
+      ['PUT', 'queues/schedule-ticks/retry/failed'],
+      ['PUT', 'queues/pause'],
+      ['POST', 'queues/indicator-chunks/add'],
+    ] as const) {
+      const r = await fetch(`${open.url}/queues/api/${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
       expect([path, r.status]).toEqual([path, 405]);
     }
     expect(await open.session.queues.earthquake.isPaused()).toBe(false);
@@ -194,7 +265,9 @@ describe('dashboard: status page and Bull Board', () => {
     expect(anonymous.status).toBe(401);
     expect(await anonymous.text()).toContain('name="token"');
     expect((await fetch(`${locked.url}/queues/api/queues`)).status).toBe(401);
-    expect((await fetch(`${locked.url}/queues`, { headers: { authorization: 'Bearer wrong-token-wrong-token' } })).status).toBe(401);
+    expect(
+      (await fetch(`${locked.url}/queues`, { headers: { authorization: 'Bearer wrong-token-wrong-token' } })).status,
+    ).toBe(401);
     expect((await fetch(`${locked.url}/queues?token=wrong-token`, { redirect: 'manual' })).status).toBe(401);
 
     const pauseUrl = `${locked.url}/queues/api/queues/earthquake-windows/pause`;
@@ -203,12 +276,17 @@ describe('dashboard: status page and Bull Board', () => {
     const signed = await fetch(pauseUrl, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}` } });
     expect(signed.status).toBe(200);
     expect(await locked.session.queues.earthquake.isPaused()).toBe(true);
-    await fetch(`${locked.url}/queues/api/queues/earthquake-windows/resume`, { method: 'PUT', headers: { authorization: `Bearer ${TOKEN}` } });
+    await fetch(`${locked.url}/queues/api/queues/earthquake-windows/resume`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(await locked.session.queues.earthquake.isPaused()).toBe(false);
   });
 
   it('?token= signs a browser in with a cookie and drops the token from the URL', async () => {
-    const r = await fetch(`${locked.url}/queues/queue/schedule-ticks?token=${TOKEN}&status=latest`, { redirect: 'manual' });
+    const r = await fetch(`${locked.url}/queues/queue/schedule-ticks?token=${TOKEN}&status=latest`, {
+      redirect: 'manual',
+    });
     expect(r.status).toBe(303);
     expect(r.headers.get('location')).toBe('/queues/queue/schedule-ticks?status=latest');
     const cookie = r.headers.get('set-cookie') ?? '';
@@ -218,41 +296,57 @@ describe('dashboard: status page and Bull Board', () => {
     expect((await fetch(`${locked.url}/queues/api/queues`, { headers: { cookie: jar } })).status).toBe(200);
   });
 
-  it.skipIf(!HAS_CHROMIUM)(inBrowser('a browser signs in through the token form, then Bull Board and its actions work'), async () => {
-    const browser = await launch();
-    try {
-      const page = await browser.context.newPage();
-      expect((await page.goto(`${locked.url}/queues`))?.status()).toBe(401);
-      await page.locator('input[name="token"]').fill(TOKEN);
-      await page.locator('button[type="submit"]').click();
-      await page.locator('main').getByText('schedule-ticks', { exact: true }).waitFor({ timeout: 20_000 });
-      expect(page.url()).toBe(`${locked.url}/queues`);
-      const pause = await page.request.put(`${locked.url}/queues/api/queues/indicator-chunks/pause`);
-      expect(pause.status()).toBe(200);
-      expect(await locked.session.queues.indicator.isPaused()).toBe(true);
-      await page.request.put(`${locked.url}/queues/api/queues/indicator-chunks/resume`);
-    } finally {
-      await browser.close();
-    }
-  });
+  it.skipIf(!HAS_CHROMIUM)(
+    inBrowser('a browser signs in through the token form, then Bull Board and its actions work'),
+    async () => {
+      const browser = await launch();
+      try {
+        const page = await browser.context.newPage();
+        expect((await page.goto(`${locked.url}/queues`))?.status()).toBe(401);
+        await page.locator('input[name="token"]').fill(TOKEN);
+        await page.locator('button[type="submit"]').click();
+        await page.locator('main').getByText('schedule-ticks', { exact: true }).waitFor({ timeout: 20_000 });
+        expect(page.url()).toBe(`${locked.url}/queues`);
+        const pause = await page.request.put(`${locked.url}/queues/api/queues/indicator-chunks/pause`);
+        expect(pause.status()).toBe(200);
+        expect(await locked.session.queues.indicator.isPaused()).toBe(true);
+        await page.request.put(`${locked.url}/queues/api/queues/indicator-chunks/resume`);
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 
   it('metrics: call latency, freshness per stream and the day budget left', async () => {
     const text = await (await fetch(`${open.url}/metrics`)).text();
-    expect(sample(text, 'gateway_ingest_gateway_call_duration_seconds_count{operation="earthquake",error_kind="none"}')).toBeGreaterThan(0);
-    expect(text).toMatch(/^gateway_ingest_gateway_call_duration_seconds_bucket\{le="0\.05",operation="earthquake",error_kind="none"\} \d+$/m);
+    expect(
+      sample(text, 'gateway_ingest_gateway_call_duration_seconds_count{operation="earthquake",error_kind="none"}'),
+    ).toBeGreaterThan(0);
+    expect(text).toMatch(
+      /^gateway_ingest_gateway_call_duration_seconds_bucket\{le="0\.05",operation="earthquake",error_kind="none"\} \d+$/m,
+    );
     const freshness = sample(text, 'gateway_ingest_stream_freshness_seconds{stream="earthquake:all"}');
     expect(freshness).toBeGreaterThanOrEqual(3_600 - 5);
     expect(freshness).toBeLessThan(3_600 + 600);
     const yearEnd = (Date.now() - Date.UTC(2017, 0, 1)) / 1000;
-    expect(sample(text, 'gateway_ingest_stream_freshness_seconds{stream="indicator:SP.POP.TOTL:USA"}')).toBeCloseTo(yearEnd, -2);
+    expect(sample(text, 'gateway_ingest_stream_freshness_seconds{stream="indicator:SP.POP.TOTL:USA"}')).toBeCloseTo(
+      yearEnd,
+      -2,
+    );
 
-    const used = async () => (await db.db.select().from(budgetCounters).where(eq(budgetCounters.scope, 'day')))[0]?.calls ?? 0;
+    const used = async () =>
+      (await db.db.select().from(budgetCounters).where(eq(budgetCounters.scope, 'day')))[0]?.calls ?? 0;
     const before = await used();
-    const left = sample(await (await fetch(`${open.url}/metrics`)).text(), 'gateway_ingest_budget_billed_calls_left{scope="day"}');
+    const left = sample(
+      await (await fetch(`${open.url}/metrics`)).text(),
+      'gateway_ingest_budget_billed_calls_left{scope="day"}',
+    );
     const after = await used();
     expect(left).toBeLessThanOrEqual(CAP - before);
     expect(left).toBeGreaterThanOrEqual(CAP - after);
     // No cap, no series.
-    expect(await (await fetch(`${locked.url}/metrics`)).text()).not.toContain('gateway_ingest_budget_billed_calls_left{');
+    expect(await (await fetch(`${locked.url}/metrics`)).text()).not.toContain(
+      'gateway_ingest_budget_billed_calls_left{',
+    );
   });
 });

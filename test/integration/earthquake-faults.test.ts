@@ -20,7 +20,14 @@ describe('earthquake backfill through gateway faults', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    emulator = await startEmulator({ key: KEY, earthquakeFiles: [WEEK], indicatorFiles: [], seed: 7, now: NOW, retryAfterSeconds: 1 });
+    emulator = await startEmulator({
+      key: KEY,
+      earthquakeFiles: [WEEK],
+      indicatorFiles: [],
+      seed: 7,
+      now: NOW,
+      retryAfterSeconds: 1,
+    });
     pipeline = startPipeline(db, emulator, KEY, { attempts: 12 });
   });
 
@@ -31,10 +38,22 @@ describe('earthquake backfill through gateway faults', () => {
   });
 
   it('retries every transient kind, audits every attempt, and still stores the exact catalog', async () => {
-    for (const kind of ['server_error', 'rate_limited', 'connection_reset', 'malformed_json', 'schema_break', 'data_source', 'unknown_result'] as const) {
+    for (const kind of [
+      'server_error',
+      'rate_limited',
+      'connection_reset',
+      'malformed_json',
+      'schema_break',
+      'data_source',
+      'unknown_result',
+    ] as const) {
       emulator.injectFaults(kind, 1);
     }
-    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, { filters, ...WINDOW, refresh: false });
+    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+      filters,
+      ...WINDOW,
+      refresh: false,
+    });
     expect(await pipeline.run([summary])).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
 
     const catalog = await loadUsgsFile(WEEK);
@@ -44,7 +63,15 @@ describe('earthquake backfill through gateway faults', () => {
     const audit = await db.db.select().from(gatewayExecutions).orderBy(asc(gatewayExecutions.id));
     expect(audit).toHaveLength(emulator.calls.length);
     const kinds = audit.map((a) => a.errorKind).filter((k) => k !== null);
-    expect(kinds).toEqual(['server', 'rate_limited', 'transport', 'invalid_response', 'invalid_response', 'data_source', 'unknown']);
+    expect(kinds).toEqual([
+      'server',
+      'rate_limited',
+      'transport',
+      'invalid_response',
+      'invalid_response',
+      'data_source',
+      'unknown',
+    ]);
     const reset = audit.find((a) => a.errorKind === 'transport')!;
     expect(reset.httpStatus).toBeNull();
     // Schema-breaking and cut-off answers were billed by the gateway: the audit says so, and wrote nothing.
@@ -65,7 +92,10 @@ describe('earthquake backfill through gateway faults', () => {
       });
       expect(await wrong.run([summary])).toEqual({ total: 1, done: 0, partial: 0, failed: 1 });
       expect(emulator.calls.length - before).toBe(1);
-      const [part] = await db.db.select().from(ingestPartitions).where(eq(ingestPartitions.streamKey, summary.streamKey));
+      const [part] = await db.db
+        .select()
+        .from(ingestPartitions)
+        .where(eq(ingestPartitions.streamKey, summary.streamKey));
       expect(part!.lastErrorKind).toBe('auth');
       expect(part!.lastError).toMatch(/auth/);
     } finally {

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
 import { NO_FILTERS } from '../../src/domain/filters.js';
-import { loadUsgsFile, startEmulator, swarmEvents, type EmulatorOptions, type RunningEmulator } from '../../src/emulator/index.js';
+import {
+  loadUsgsFile,
+  startEmulator,
+  swarmEvents,
+  type EmulatorOptions,
+  type RunningEmulator,
+} from '../../src/emulator/index.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
 import { dataFolder } from '../../src/paths.js';
@@ -101,7 +107,14 @@ describe.each(KNOBS)('a backfill against a gateway with $name', (knob) => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [], seed: 17, now: NOW, ...knob.options });
+    emulator = await startEmulator({
+      key: KEY,
+      earthquakeFiles: [MONTH],
+      indicatorFiles: [],
+      seed: 17,
+      now: NOW,
+      ...knob.options,
+    });
     pipeline = startPipeline(db, emulator, KEY, { knowledgeTtlMs: knob.knowledgeTtlMs });
   });
 
@@ -113,15 +126,22 @@ describe.each(KNOBS)('a backfill against a gateway with $name', (knob) => {
 
   it('stores exactly the catalog, audits exactly the gateway calls, within the cost bound', async () => {
     const filters = knob.minMagnitude === undefined ? NO_FILTERS : { ...NO_FILTERS, minMagnitude: knob.minMagnitude };
-    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, { filters, fromMs: FROM, toMs: TO, refresh: false });
+    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+      filters,
+      fromMs: FROM,
+      toMs: TO,
+      refresh: false,
+    });
     const progress = await pipeline.run([summary]);
     expect(progress).toEqual({ total: 2, done: knob.unresolved ? 1 : 2, partial: knob.unresolved ? 1 : 0, failed: 0 });
 
     const swarm = (knob.options.swarms ?? []).flatMap((s) => swarmEvents(s, 17));
     const swarmSecond = (e: EarthquakeEvent) => Math.floor(Date.parse(e.time) / 1000) * 1000 === SWARM_AT.getTime();
-    const wanted = (e: EarthquakeEvent) => knob.minMagnitude === undefined || (e.magnitude !== null && e.magnitude >= knob.minMagnitude);
+    const wanted = (e: EarthquakeEvent) =>
+      knob.minMagnitude === undefined || (e.magnitude !== null && e.magnitude >= knob.minMagnitude);
     const catalog = [...month, ...swarm].filter((e) => (!knob.unresolved || !swarmSecond(e)) && wanted(e));
-    if (knob.minMagnitude !== undefined) expect(catalog.filter((e) => e.magnitude === knob.minMagnitude).length).toBeGreaterThan(10);
+    if (knob.minMagnitude !== undefined)
+      expect(catalog.filter((e) => e.magnitude === knob.minMagnitude).length).toBeGreaterThan(10);
     const table = (await storedEvents(db)).filter((e) => !knob.unresolved || !swarmSecond(e));
     expect(table).toEqual(asStored(catalog, knob.wholeSeconds));
 
@@ -132,11 +152,16 @@ describe.each(KNOBS)('a backfill against a gateway with $name', (knob) => {
     const cap = knob.options.silentCap ?? 200;
     const windows = await db.db.select().from(ingestPartitions);
     const ideal = windows.reduce((sum, w) => {
-      const n = [...month, ...swarm].filter((e) => wanted(e) && Date.parse(e.time) >= w.windowStart!.getTime() && Date.parse(e.time) <= w.windowEnd!.getTime()).length;
+      const n = [...month, ...swarm].filter(
+        (e) =>
+          wanted(e) && Date.parse(e.time) >= w.windowStart!.getTime() && Date.parse(e.time) <= w.windowEnd!.getTime(),
+      ).length;
       return sum + Math.max(1, Math.ceil(n / cap));
     }, 0);
     const billed = emulator.calls.filter((c) => c.billed).length;
-    process.stdout.write(`${knob.name}: ${billed} billed calls for an ideal of ${ideal} (${(billed / ideal).toFixed(2)} x, bound ${knob.bound})\n`);
+    process.stdout.write(
+      `${knob.name}: ${billed} billed calls for an ideal of ${ideal} (${(billed / ideal).toFixed(2)} x, bound ${knob.bound})\n`,
+    );
     expect(billed).toBeLessThanOrEqual(knob.bound * ideal + (knob.extra ?? 0) + 3);
 
     if (knob.unresolved) {

@@ -22,7 +22,8 @@ const FROM = Date.parse('2025-05-06T00:00:00Z');
 const TO = Date.parse('2025-06-06T00:00:00Z');
 const LIVE = { from: new Date(FROM + 3_600_000), to: new Date(TO - 3_600_000) };
 
-const matches = (f: EarthquakeFilters) => (e: EarthquakeEvent) => f.minMagnitude === null || (e.magnitude !== null && e.magnitude >= f.minMagnitude);
+const matches = (f: EarthquakeFilters) => (e: EarthquakeEvent) =>
+  f.minMagnitude === null || (e.magnitude !== null && e.magnitude >= f.minMagnitude);
 const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 describe.each([
@@ -32,11 +33,19 @@ describe.each([
   let db: TestDatabase;
   let emulator: RunningEmulator;
   let pipeline: Pipeline;
-  const backfill = (refresh: boolean) => enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, { filters, fromMs: FROM, toMs: TO, refresh });
+  const backfill = (refresh: boolean) =>
+    enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, { filters, fromMs: FROM, toMs: TO, refresh });
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [], order: 'newest', seed: 7, now: () => new Date(TO + 86_400_000) });
+    emulator = await startEmulator({
+      key: KEY,
+      earthquakeFiles: [MONTH],
+      indicatorFiles: [],
+      order: 'newest',
+      seed: 7,
+      now: () => new Date(TO + 86_400_000),
+    });
     pipeline = startPipeline(db, emulator, KEY, { concurrency: 2 });
   });
 
@@ -48,7 +57,13 @@ describe.each([
 
   it('after one refresh the rows not marked deleted equal the catalog as it ended, and every deleted event is marked', async () => {
     // Changes while the backfill runs, and more after it, before the refresh.
-    emulator.startLive({ addPerMinute: 12_000, revisePerMinute: 6_000, deletePerMinute: 2_400, tickMs: 50, window: LIVE });
+    emulator.startLive({
+      addPerMinute: 12_000,
+      revisePerMinute: 6_000,
+      deletePerMinute: 2_400,
+      tickMs: 50,
+      window: LIVE,
+    });
     const first = await backfill(false);
     await pipeline.run([first]);
     emulator.stopLive();
@@ -57,7 +72,12 @@ describe.each([
 
     const callsBefore = emulator.calls.length;
     const refresh = await backfill(true);
-    expect(await pipeline.run([refresh])).toEqual({ total: refresh.planned, done: refresh.planned, partial: 0, failed: 0 });
+    expect(await pipeline.run([refresh])).toEqual({
+      total: refresh.planned,
+      done: refresh.planned,
+      partial: 0,
+      failed: 0,
+    });
     const refreshCalls = emulator.calls.slice(callsBefore);
 
     const catalog = new Map(emulator.currentEvents().map((e) => [e.id, e]));
@@ -77,7 +97,9 @@ describe.each([
     // Every row not marked deleted is in the catalog, field for field, as it ended.
     expect(live.sort(byId)).toEqual(asStored(live.map((e) => catalog.get(e.id) ?? { ...e, id: `missing ${e.id}` })));
     // Every event of the stream's catalog is stored.
-    const wanted = [...catalog.values()].filter((e) => Date.parse(e.time) >= FROM && Date.parse(e.time) <= TO).filter(matches(filters));
+    const wanted = [...catalog.values()]
+      .filter((e) => Date.parse(e.time) >= FROM && Date.parse(e.time) <= TO)
+      .filter(matches(filters));
     expect(wanted.filter((e) => !ids.has(e.id)).map((e) => e.id)).toEqual([]);
     // Every stored event the catalog no longer has is marked deleted, and none it still has.
     expect(rows.filter((r) => !catalog.has(r.id) && r.deletedAt === null).map((r) => r.id)).toEqual([]);
@@ -92,30 +114,44 @@ describe.each([
     expect(marked.every((r) => r.deletedExecutionId !== null)).toBe(true);
     expect(proofs.every((p) => p.outcome === 'succeeded' && p.stream === refresh.streamKey)).toBe(true);
     // ... and has its history row.
-    const history = await db.db.select().from(earthquakeRevisions).where(and(eq(earthquakeRevisions.field, 'deleted'), isNotNull(earthquakeRevisions.newValue)));
+    const history = await db.db
+      .select()
+      .from(earthquakeRevisions)
+      .where(and(eq(earthquakeRevisions.field, 'deleted'), isNotNull(earthquakeRevisions.newValue)));
     expect(new Set(history.map((h) => h.eventId))).toEqual(new Set(marked.map((r) => r.id)));
   });
 
   it('keeps the history of revised fields', async () => {
-    const revisedUpstream = emulator.changes.filter((c) => c.kind === 'revise' && c.before && c.after && c.before.magnitude !== c.after.magnitude);
+    const revisedUpstream = emulator.changes.filter(
+      (c) => c.kind === 'revise' && c.before && c.after && c.before.magnitude !== c.after.magnitude,
+    );
     const history = await db.db.select().from(earthquakeRevisions).where(eq(earthquakeRevisions.field, 'magnitude'));
     expect(history.length).toBeGreaterThan(0);
     // A recorded change is one the catalog made: its new value is a magnitude some revision of the event had.
     const afterValues = new Map<string, Set<unknown>>();
-    for (const c of revisedUpstream) afterValues.set(c.id, (afterValues.get(c.id) ?? new Set()).add(c.after!.magnitude));
+    for (const c of revisedUpstream)
+      afterValues.set(c.id, (afterValues.get(c.id) ?? new Set()).add(c.after!.magnitude));
     expect(history.every((h) => afterValues.get(h.eventId)?.has(h.newValue))).toBe(true);
   });
 
   it('an event that comes back is restored, with its history', async () => {
     // The live mode never re-adds an id, so an event of the catalog is marked as if it had been
     // deleted and the next re-read finds it again.
-    const back = emulator.currentEvents().find((e) => matches(filters)(e) && Date.parse(e.time) > FROM && Date.parse(e.time) < TO)!;
-    await db.db.update(earthquakeEvents).set({ deletedAt: new Date(), deletedExecutionId: 1 }).where(eq(earthquakeEvents.id, back.id));
+    const back = emulator
+      .currentEvents()
+      .find((e) => matches(filters)(e) && Date.parse(e.time) > FROM && Date.parse(e.time) < TO)!;
+    await db.db
+      .update(earthquakeEvents)
+      .set({ deletedAt: new Date(), deletedExecutionId: 1 })
+      .where(eq(earthquakeEvents.id, back.id));
     const refresh = await backfill(true);
     await pipeline.run([refresh]);
     const [restored] = await db.db.select().from(earthquakeEvents).where(eq(earthquakeEvents.id, back.id));
     expect(restored!.deletedAt).toBeNull();
-    const history = await db.db.select().from(earthquakeRevisions).where(and(eq(earthquakeRevisions.eventId, restored!.id), eq(earthquakeRevisions.field, 'deleted')));
+    const history = await db.db
+      .select()
+      .from(earthquakeRevisions)
+      .where(and(eq(earthquakeRevisions.eventId, restored!.id), eq(earthquakeRevisions.field, 'deleted')));
     expect(history.some((h) => h.newValue === null)).toBe(true);
   });
 });

@@ -49,8 +49,20 @@ interface Scenario {
 
 async function scenario(options: Partial<EmulatorOptions>): Promise<Scenario> {
   const db = await createTestDatabase();
-  const emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [], seed: 7, now: NOW, ...options });
-  const gateway = new UndiciGateway({ baseUrl: emulator.url, key: KEY, authHeader: 'authorization', timeoutMs: 10_000 });
+  const emulator = await startEmulator({
+    key: KEY,
+    earthquakeFiles: [MONTH],
+    indicatorFiles: [],
+    seed: 7,
+    now: NOW,
+    ...options,
+  });
+  const gateway = new UndiciGateway({
+    baseUrl: emulator.url,
+    key: KEY,
+    authHeader: 'authorization',
+    timeoutMs: 10_000,
+  });
   const connection = new Redis(redisUrl(), { maxRetriesPerRequest: null });
   const queue = new Queue('earthquake-windows', { connection, prefix: uniquePrefix() });
   try {
@@ -98,7 +110,9 @@ function taskLabel(task: Frontier['tasks'][number] | undefined): string {
 }
 
 /** Kills the job after every single call and resumes it with a fresh processor each time. */
-async function runCallByCall(options: Partial<EmulatorOptions>): Promise<{ requests: string[]; events: number; stoppedIn: string[] }> {
+async function runCallByCall(
+  options: Partial<EmulatorOptions>,
+): Promise<{ requests: string[]; events: number; stoppedIn: string[] }> {
   const s = await scenario(options);
   try {
     const stoppedIn: string[] = [];

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { request } from 'undici';
-import { earthquakeResultSchema, envelopeSchema, indicatorResultSchema, type EarthquakeEvent } from '../../src/gateway/schemas.js';
+import {
+  earthquakeResultSchema,
+  envelopeSchema,
+  indicatorResultSchema,
+  type EarthquakeEvent,
+} from '../../src/gateway/schemas.js';
 import { bundledDataPaths, loadUsgsFiles, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { OPERATIONS } from '../../src/domain/spec.js';
 
@@ -14,13 +19,22 @@ interface Answer {
   status: number;
   headers: Record<string, string | string[] | undefined>;
   text: string;
-  json: () => Record<string, unknown> & { code: number; message?: string; data?: { execution: Record<string, unknown>; result: unknown } };
+  json: () => Record<string, unknown> & {
+    code: number;
+    message?: string;
+    data?: { execution: Record<string, unknown>; result: unknown };
+  };
 }
 
 let emu: RunningEmulator;
 let groundTruth: EarthquakeEvent[];
 
-async function post(path: string, body: unknown, headers: Record<string, string> = BEARER, method = 'POST'): Promise<Answer> {
+async function post(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = BEARER,
+  method = 'POST',
+): Promise<Answer> {
   const r = await request(`${emu.url}${path}`, {
     method: method as 'POST',
     headers,
@@ -70,7 +84,12 @@ describe('authentication (spec part 5)', () => {
   });
 
   it('answers 401 without or with a wrong credential, unbilled, and never records the key', async () => {
-    for (const headers of [JSON_HEADERS, { ...JSON_HEADERS, authorization: 'Bearer nope' }, { ...JSON_HEADERS, 'x-api-key': 'nope' }, { ...JSON_HEADERS, authorization: KEY }]) {
+    for (const headers of [
+      JSON_HEADERS,
+      { ...JSON_HEADERS, authorization: 'Bearer nope' },
+      { ...JSON_HEADERS, 'x-api-key': 'nope' },
+      { ...JSON_HEADERS, authorization: KEY },
+    ]) {
       const a = await post(EQ, quake(), headers);
       expect(a.status).toBe(401);
       expect(a.json()).toEqual({ code: 401, message: 'invalid or missing credential' });
@@ -99,7 +118,11 @@ describe('parameter errors (HTTP 400, not billed)', () => {
     ['max_results 201', quake({ max_results: 201 }), /^max_results: /],
     ['an incomplete circle', quake({ latitude: 35, radius_km: 100 }), /^radius_km: /],
     ['an unknown field', quake({ sort: 'time' }), /^sort: unknown field$/],
-    ['a future start', quake({ start_time: '2999-01-01T00:00:00Z', end_time: '2999-01-02T00:00:00Z' }), /^start_time: /],
+    [
+      'a future start',
+      quake({ start_time: '2999-01-01T00:00:00Z', end_time: '2999-01-02T00:00:00Z' }),
+      /^start_time: /,
+    ],
   ];
   for (const [what, body, message] of cases) {
     it(`rejects ${what}`, async () => {
@@ -200,13 +223,17 @@ describe('successful answers', () => {
   });
 
   it('answers an empty window with events: [] and zero units', async () => {
-    const a = envelopeSchema(earthquakeResultSchema).parse((await post(EQ, quake({ start_time: '2024-01-01T00:00:00Z', end_time: '2024-01-02T00:00:00Z' }))).json());
+    const a = envelopeSchema(earthquakeResultSchema).parse(
+      (await post(EQ, quake({ start_time: '2024-01-01T00:00:00Z', end_time: '2024-01-02T00:00:00Z' }))).json(),
+    );
     expect(a.data.result.events).toEqual([]);
     expect(emu.calls[0]).toMatchObject({ billed: true, units: 0, returned: 0 });
   });
 
   it('answers every requested indicator year, null after the file ends, units counting them all', async () => {
-    const env = envelopeSchema(indicatorResultSchema).parse((await post(IND, indicator({ start_year: 2014, end_year: 2020 }))).json());
+    const env = envelopeSchema(indicatorResultSchema).parse(
+      (await post(IND, indicator({ start_year: 2014, end_year: 2020 }))).json(),
+    );
     expect(env.data.result.values!.map((v) => v.year)).toEqual([2020, 2019, 2018, 2017, 2016, 2015, 2014]);
     expect(env.data.result.values!.slice(0, 4).map((v) => v.value)).toEqual([null, null, null, null]);
     expect(env.data.result.values!.slice(4).every((v) => typeof v.value === 'number')).toBe(true);
@@ -215,7 +242,12 @@ describe('successful answers', () => {
   });
 
   it('answers indicator queries with the World Bank 2-character country id', async () => {
-    for (const [country, id] of [['USA', 'US'], ['US', 'US'], ['CHN', 'CN'], ['WLD', '1W']] as const) {
+    for (const [country, id] of [
+      ['USA', 'US'],
+      ['US', 'US'],
+      ['CHN', 'CN'],
+      ['WLD', '1W'],
+    ] as const) {
       const env = envelopeSchema(indicatorResultSchema).parse((await post(IND, indicator({ country }))).json());
       expect(env.data.result.country.id).toBe(id);
       expect(env.data.result.values!.map((v) => v.year)).toEqual([2016, 2015, 2014, 2013, 2012, 2011, 2010]);
@@ -234,7 +266,12 @@ describe('live catalog over HTTP', () => {
     const r = await request(`${live.url}${EQ}`, {
       method: 'POST',
       headers: BEARER,
-      body: JSON.stringify({ provider: 'quake-catalog', start_time: new Date(startMs).toISOString(), end_time: new Date(endMs).toISOString(), max_results: 200 }),
+      body: JSON.stringify({
+        provider: 'quake-catalog',
+        start_time: new Date(startMs).toISOString(),
+        end_time: new Date(endMs).toISOString(),
+        max_results: 200,
+      }),
     });
     const events = envelopeSchema(earthquakeResultSchema).parse(await r.body.json()).data.result.events ?? [];
     if (events.length < 200) return events;
@@ -244,11 +281,23 @@ describe('live catalog over HTTP', () => {
 
   it('a sweep after the changes stop sees exactly the catalog as it ended', async () => {
     const files = bundledDataPaths();
-    const live = await startEmulator({ key: KEY, seed: 3, earthquakeFiles: files.earthquakeFiles.filter((f) => f.includes('2025-08-19')), indicators: [] });
+    const live = await startEmulator({
+      key: KEY,
+      seed: 3,
+      earthquakeFiles: files.earthquakeFiles.filter((f) => f.includes('2025-08-19')),
+      indicators: [],
+    });
     try {
-      const inWindow = (events: EarthquakeEvent[]) => events.filter((e) => e.time >= WINDOW.from.toISOString() && e.time <= WINDOW.to.toISOString());
+      const inWindow = (events: EarthquakeEvent[]) =>
+        events.filter((e) => e.time >= WINDOW.from.toISOString() && e.time <= WINDOW.to.toISOString());
       const initial = inWindow(live.currentEvents()).length;
-      live.startLive({ addPerMinute: 60_000, revisePerMinute: 30_000, deletePerMinute: 12_000, tickMs: 10, window: WINDOW });
+      live.startLive({
+        addPerMinute: 60_000,
+        revisePerMinute: 30_000,
+        deletePerMinute: 12_000,
+        tickMs: 10,
+        window: WINDOW,
+      });
       const during = await sweep(live, WINDOW.from.getTime(), WINDOW.to.getTime());
       live.stopLive();
       live.mutate({ add: 7, revise: 5, delete: 3 }, WINDOW);
@@ -275,8 +324,16 @@ describe('live catalog over HTTP', () => {
     const env = envelopeSchema(indicatorResultSchema).parse((await post(IND, indicator())).json());
     expect(env.data.result.values![0]).toEqual({ year: 2016, value: 1 });
     expect(env.data.result.last_updated).toBe(result.lastUpdated);
-    emu.reviseIndicator({ indicator: 'SP.POP.TOTL', country: 'US', year: 2016, value: result.before, lastUpdated: '2018-01-25' });
-    expect(() => emu.reviseIndicator({ indicator: 'SP.POP.TOTL', country: 'QQ', year: 2016, value: 1 })).toThrow(RangeError);
+    emu.reviseIndicator({
+      indicator: 'SP.POP.TOTL',
+      country: 'US',
+      year: 2016,
+      value: result.before,
+      lastUpdated: '2018-01-25',
+    });
+    expect(() => emu.reviseIndicator({ indicator: 'SP.POP.TOTL', country: 'QQ', year: 2016, value: 1 })).toThrow(
+      RangeError,
+    );
   });
 });
 
@@ -285,13 +342,23 @@ describe('faults', () => {
     emu.injectFaults('server_error', 1);
     const a = await post(EQ, quake());
     expect([a.status, a.json()]).toEqual([500, { code: 500, message: 'internal error' }]);
-    expect(emu.calls[0]).toMatchObject({ fault: 'server_error', httpStatus: 500, outcome: null, billed: false, executionId: null });
+    expect(emu.calls[0]).toMatchObject({
+      fault: 'server_error',
+      httpStatus: 500,
+      outcome: null,
+      billed: false,
+      executionId: null,
+    });
   });
 
   it('rate_limited: HTTP 429 with Retry-After', async () => {
     emu.injectFaults('rate_limited', 1);
     const a = await post(IND, indicator());
-    expect([a.status, a.headers['retry-after'], a.json()]).toEqual([429, '1', { code: 429, message: 'too many requests' }]);
+    expect([a.status, a.headers['retry-after'], a.json()]).toEqual([
+      429,
+      '1',
+      { code: 429, message: 'too many requests' },
+    ]);
     expect(emu.calls[0]).toMatchObject({ fault: 'rate_limited', httpStatus: 429, billed: false });
   });
 
@@ -299,7 +366,10 @@ describe('faults', () => {
     emu.injectFaults('data_source', 1);
     const a = await post(EQ, quake());
     expect(a.status).toBe(502);
-    expect(a.json().data).toMatchObject({ execution: { outcome: 'data_source_error', usage: { units: 0 } }, result: null });
+    expect(a.json().data).toMatchObject({
+      execution: { outcome: 'data_source_error', usage: { units: 0 } },
+      result: null,
+    });
     expect(emu.calls[0]).toMatchObject({ fault: 'data_source', outcome: 'data_source_error', billed: false, units: 0 });
   });
 
@@ -324,7 +394,13 @@ describe('faults', () => {
     expect(a.status).toBe(200);
     expect(() => a.json()).toThrow(SyntaxError);
     expect(a.text.startsWith('{"code":0')).toBe(true);
-    expect(emu.calls[0]).toMatchObject({ fault: 'malformed_json', httpStatus: 200, outcome: 'succeeded', billed: true, units: 10 });
+    expect(emu.calls[0]).toMatchObject({
+      fault: 'malformed_json',
+      httpStatus: 200,
+      outcome: 'succeeded',
+      billed: true,
+      units: 10,
+    });
   });
 
   it('schema_break: HTTP 200, succeeded and billed, but the result breaks the spec', async () => {
@@ -382,7 +458,11 @@ describe('latency, call log and shutdown', () => {
 
   it('close() does not wait for a slow answer', async () => {
     const slow = await startEmulator({ key: KEY, events: [], indicators: [], latencyMs: 10_000, emptyAs: 'null' });
-    const pending = request(`${slow.url}${EQ}`, { method: 'POST', headers: BEARER, body: JSON.stringify(quake()) }).catch((e: unknown) => e);
+    const pending = request(`${slow.url}${EQ}`, {
+      method: 'POST',
+      headers: BEARER,
+      body: JSON.stringify(quake()),
+    }).catch((e: unknown) => e);
     await new Promise((r) => setTimeout(r, 50));
     const t0 = performance.now();
     await slow.close();

@@ -29,7 +29,10 @@ beforeAll(async () => {
     req.resume();
     req.on('end', () => {
       const execution = { id: 'exec_1', invocation_id: 'inv_1', outcome: 'succeeded', usage: { units: 3 } };
-      const result = { events: ['a', 'b', 'c'].map(event), source: { name: 'USGS', license: 'public domain', url: 'https://example.org' } };
+      const result = {
+        events: ['a', 'b', 'c'].map(event),
+        source: { name: 'USGS', license: 'public domain', url: 'https://example.org' },
+      };
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ code: 0, data: { execution, result } }));
     });
@@ -46,10 +49,19 @@ describe('a gateway answering more events than max_results', () => {
   it('is an invalid response, billed as the gateway said, with no result to store', async () => {
     const gateway = new UndiciGateway({ baseUrl, key: 'k', authHeader: 'authorization', timeoutMs: 5_000 });
     try {
-      const request = { provider: 'quake-catalog' as const, start_time: '2025-05-06T00:00:00Z', end_time: '2025-05-07T00:00:00Z' };
+      const request = {
+        provider: 'quake-catalog' as const,
+        start_time: '2025-05-06T00:00:00Z',
+        end_time: '2025-05-07T00:00:00Z',
+      };
       const over = await gateway.queryEarthquakes({ ...request, max_results: 2 });
       expect(over.ok).toBe(false);
-      expect(over.record).toMatchObject({ errorKind: 'invalid_response', outcome: 'succeeded', billed: true, units: 3 });
+      expect(over.record).toMatchObject({
+        errorKind: 'invalid_response',
+        outcome: 'succeeded',
+        billed: true,
+        units: 3,
+      });
       expect(over.record.errorDetail).toMatch(/holds 3 events, more than the max_results of 2 asked for/);
       const fits = await gateway.queryEarthquakes({ ...request, max_results: 3 });
       expect(fits.ok).toBe(true);

@@ -1,8 +1,19 @@
 import { and, asc, count, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseIndicatorFlags } from '../../src/cli/commands/backfill.js';
-import { countryCodeAliases, gatewayExecutions, indicatorSeries, indicatorValueRevisions, indicatorValues } from '../../src/db/schema.js';
-import { loadWorldBankFile, startEmulator, type IndicatorDataset, type RunningEmulator } from '../../src/emulator/index.js';
+import {
+  countryCodeAliases,
+  gatewayExecutions,
+  indicatorSeries,
+  indicatorValueRevisions,
+  indicatorValues,
+} from '../../src/db/schema.js';
+import {
+  loadWorldBankFile,
+  startEmulator,
+  type IndicatorDataset,
+  type RunningEmulator,
+} from '../../src/emulator/index.js';
 import { enqueueIndicatorBackfill } from '../../src/ingest/enqueue-backfill.js';
 import { dataFolder } from '../../src/paths.js';
 import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
@@ -48,13 +59,19 @@ describe('indicator backfill of the real World Bank files', () => {
   });
 
   it('stores exactly the files cells, nulls included, under the ids the gateway answers with', async () => {
-    const flags = parseIndicatorFlags({ indicator: ['NY.GDP.MKTP.CD', 'SP.POP.TOTL'], country: REQUESTED, fromYear: '1960' }, 2026);
+    const flags = parseIndicatorFlags(
+      { indicator: ['NY.GDP.MKTP.CD', 'SP.POP.TOTL'], country: REQUESTED, fromYear: '1960' },
+      2026,
+    );
     const summaries = await enqueueIndicatorBackfill(db.db, pipeline.queues.indicator, { ...flags, refresh: false });
     expect(summaries).toHaveLength(10);
     expect(summaries.every((s) => s.planned === 1)).toBe(true);
     expect(await pipeline.run(summaries)).toEqual({ total: 10, done: 10, partial: 0, failed: 0 });
 
-    for (const [ds, id] of [[gdp, 'NY.GDP.MKTP.CD'], [pop, 'SP.POP.TOTL']] as const) {
+    for (const [ds, id] of [
+      [gdp, 'NY.GDP.MKTP.CD'],
+      [pop, 'SP.POP.TOTL'],
+    ] as const) {
       for (const code of REQUESTED) {
         const rows = await db.db
           .select({ year: indicatorValues.year, value: indicatorValues.value })
@@ -74,7 +91,13 @@ describe('indicator backfill of the real World Bank files', () => {
     const before = await db.db
       .select({ value: indicatorValues.value })
       .from(indicatorValues)
-      .where(and(eq(indicatorValues.indicatorId, 'SP.POP.TOTL'), eq(indicatorValues.countryId, 'US'), eq(indicatorValues.year, 2016)));
+      .where(
+        and(
+          eq(indicatorValues.indicatorId, 'SP.POP.TOTL'),
+          eq(indicatorValues.countryId, 'US'),
+          eq(indicatorValues.year, 2016),
+        ),
+      );
     expect(before[0]!.value).not.toBeNull();
     const revised = emulator.reviseIndicator({ indicator: 'SP.POP.TOTL', country: 'US', year: 2016, value: 1 });
     const flags = parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['US'], fromYear: '1960' }, 2026);
@@ -83,15 +106,36 @@ describe('indicator backfill of the real World Bank files', () => {
     const after = await db.db
       .select({ value: indicatorValues.value })
       .from(indicatorValues)
-      .where(and(eq(indicatorValues.indicatorId, 'SP.POP.TOTL'), eq(indicatorValues.countryId, 'US'), eq(indicatorValues.year, 2016)));
+      .where(
+        and(
+          eq(indicatorValues.indicatorId, 'SP.POP.TOTL'),
+          eq(indicatorValues.countryId, 'US'),
+          eq(indicatorValues.year, 2016),
+        ),
+      );
     expect(after[0]!.value).toBe(1);
-    const history = await db.db.select().from(indicatorValueRevisions).where(eq(indicatorValueRevisions.countryId, 'US'));
+    const history = await db.db
+      .select()
+      .from(indicatorValueRevisions)
+      .where(eq(indicatorValueRevisions.countryId, 'US'));
     // Only the revised year changed: the other 66 years were read again and left as they were.
     expect(history).toHaveLength(1);
-    expect(history[0]).toMatchObject({ indicatorId: 'SP.POP.TOTL', year: 2016, oldValue: before[0]!.value, newValue: 1, lastUpdated: revised.lastUpdated });
-    const [audit] = await db.db.select().from(gatewayExecutions).where(eq(gatewayExecutions.id, history[0]!.executionId!));
+    expect(history[0]).toMatchObject({
+      indicatorId: 'SP.POP.TOTL',
+      year: 2016,
+      oldValue: before[0]!.value,
+      newValue: 1,
+      lastUpdated: revised.lastUpdated,
+    });
+    const [audit] = await db.db
+      .select()
+      .from(gatewayExecutions)
+      .where(eq(gatewayExecutions.id, history[0]!.executionId!));
     expect(audit?.billed).toBe(true);
-    const series = await db.db.select().from(indicatorSeries).where(and(eq(indicatorSeries.indicatorId, 'SP.POP.TOTL'), eq(indicatorSeries.countryId, 'US')));
+    const series = await db.db
+      .select()
+      .from(indicatorSeries)
+      .where(and(eq(indicatorSeries.indicatorId, 'SP.POP.TOTL'), eq(indicatorSeries.countryId, 'US')));
     expect(series[0]!.lastUpdated).toBe(revised.lastUpdated);
   });
 
@@ -107,10 +151,21 @@ describe('indicator backfill of the real World Bank files', () => {
     expect(await pipeline.run(summaries)).toEqual({ total: 2, done: 2, partial: 0, failed: 0 });
     const after = await db.db.select({ n: count() }).from(indicatorValues);
     expect(after[0]!.n).toBe(before[0]!.n);
-    const aliases = await db.db.select().from(countryCodeAliases).where(inArray(countryCodeAliases.requestedCode, ['US', 'USA', 'WLD', '1W']));
-    expect(Object.fromEntries(aliases.map((a) => [a.requestedCode, a.countryId]))).toEqual({ US: 'US', USA: 'US', WLD: '1W', '1W': '1W' });
+    const aliases = await db.db
+      .select()
+      .from(countryCodeAliases)
+      .where(inArray(countryCodeAliases.requestedCode, ['US', 'USA', 'WLD', '1W']));
+    expect(Object.fromEntries(aliases.map((a) => [a.requestedCode, a.countryId]))).toEqual({
+      US: 'US',
+      USA: 'US',
+      WLD: '1W',
+      '1W': '1W',
+    });
     // Unchanged values were re-read, not rewritten.
-    const rewritten = await db.db.select({ rows: gatewayExecutions.rowsWritten }).from(gatewayExecutions).where(eq(gatewayExecutions.streamKey, summaries[0]!.streamKey));
+    const rewritten = await db.db
+      .select({ rows: gatewayExecutions.rowsWritten })
+      .from(gatewayExecutions)
+      .where(eq(gatewayExecutions.streamKey, summaries[0]!.streamKey));
     expect(rewritten.map((r) => r.rows)).toEqual([0]);
   });
 
@@ -125,7 +180,10 @@ describe('indicator backfill of the real World Bank files', () => {
     });
     expect(await pipeline.run(summaries)).toEqual({ total: 1, done: 0, partial: 0, failed: 1 });
     expect(emulator.calls.length - before).toBe(1);
-    const [audit] = await db.db.select().from(gatewayExecutions).where(eq(gatewayExecutions.streamKey, summaries[0]!.streamKey));
+    const [audit] = await db.db
+      .select()
+      .from(gatewayExecutions)
+      .where(eq(gatewayExecutions.streamKey, summaries[0]!.streamKey));
     expect(audit!.errorKind).toBe('parameters');
     expect(audit!.billed).toBe(false);
     expect(audit!.errorDetail).toMatch(/ZZZ/);
@@ -134,11 +192,23 @@ describe('indicator backfill of the real World Bank files', () => {
   it('bad codes and years are refused before any call', async () => {
     const before = emulator.calls.length;
     expect(() => parseIndicatorFlags({ indicator: ['NY'], country: ['US'] }, 2026)).toThrow(/--indicator: "NY"/);
-    expect(() => parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['USAA'] }, 2026)).toThrow(/--country: "USAA"/);
-    expect(() => parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['US'], fromYear: '1959' }, 2026)).toThrow(UsageError);
-    expect(() => parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['US'], toYear: '2027' }, 2026)).toThrow(/--to-year/);
+    expect(() => parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['USAA'] }, 2026)).toThrow(
+      /--country: "USAA"/,
+    );
+    expect(() => parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['US'], fromYear: '1959' }, 2026)).toThrow(
+      UsageError,
+    );
+    expect(() => parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['US'], toYear: '2027' }, 2026)).toThrow(
+      /--to-year/,
+    );
     await expect(
-      pipeline.gateway.queryIndicator({ provider: 'development-indicators', country: 'US', indicator: 'SP.POP.TOTL', start_year: 1950, end_year: 2000 }),
+      pipeline.gateway.queryIndicator({
+        provider: 'development-indicators',
+        country: 'US',
+        indicator: 'SP.POP.TOTL',
+        start_year: 1950,
+        end_year: 2000,
+      }),
     ).rejects.toThrow(GatewayError);
     expect(emulator.calls.length).toBe(before);
   });

@@ -54,7 +54,8 @@ async function redisTexts(redis: Redis, prefix: string): Promise<{ key: string; 
   return texts;
 }
 
-const leaks = <T extends { text: string }>(texts: T[]): T[] => texts.filter((t) => t.text.includes(KEY) || t.text.includes(WRONG_KEY));
+const leaks = <T extends { text: string }>(texts: T[]): T[] =>
+  texts.filter((t) => t.text.includes(KEY) || t.text.includes(WRONG_KEY));
 
 describe('MARKET_KEY appears nowhere', () => {
   let db: TestDatabase;
@@ -68,14 +69,54 @@ describe('MARKET_KEY appears nowhere', () => {
     emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH] });
     prefix = uniquePrefix();
     redis = new Redis(`${redisUrl()}/2`);
-    const env = { DATABASE_URL: db.url, REDIS_URL: `${redisUrl()}/2`, GATEWAY_BASE_URL: emulator.url, MARKET_KEY: KEY, QUEUE_PREFIX: prefix, LOG_LEVEL: 'trace', RETRY_BASE_DELAY_MS: '20', JOB_ATTEMPTS: '2' };
-    const indicators = ['backfill', 'indicators', '--indicator', 'SP.POP.TOTL', '--country', 'USA,WLD', '--from-year', '2000', '--to-year', '2010', '--inline'];
+    const env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: `${redisUrl()}/2`,
+      GATEWAY_BASE_URL: emulator.url,
+      MARKET_KEY: KEY,
+      QUEUE_PREFIX: prefix,
+      LOG_LEVEL: 'trace',
+      RETRY_BASE_DELAY_MS: '20',
+      JOB_ATTEMPTS: '2',
+    };
+    const indicators = [
+      'backfill',
+      'indicators',
+      '--indicator',
+      'SP.POP.TOTL',
+      '--country',
+      'USA,WLD',
+      '--from-year',
+      '2000',
+      '--to-year',
+      '2010',
+      '--inline',
+    ];
     const runs: Run[] = [
       { args: indicators, env },
-      { args: ['backfill', 'earthquakes', '--from', '2025-05-10', '--to', '2025-05-11', '--min-magnitude', '4', '--inline'], env: { ...env, GATEWAY_AUTH_HEADER: 'x-api-key' } },
+      {
+        args: [
+          'backfill',
+          'earthquakes',
+          '--from',
+          '2025-05-10',
+          '--to',
+          '2025-05-11',
+          '--min-magnitude',
+          '4',
+          '--inline',
+        ],
+        env: { ...env, GATEWAY_AUTH_HEADER: 'x-api-key' },
+      },
       // Failing calls: a wrong path (404), nothing listening (connection refused), a refused key (401).
-      { args: [...indicators, '--country', 'DEU', '--refresh'], env: { ...env, GATEWAY_BASE_URL: `${emulator.url}/wrong` } },
-      { args: [...indicators, '--country', 'CHN', '--refresh'], env: { ...env, GATEWAY_BASE_URL: 'http://127.0.0.1:1', GATEWAY_AUTH_HEADER: 'x-api-key' } },
+      {
+        args: [...indicators, '--country', 'DEU', '--refresh'],
+        env: { ...env, GATEWAY_BASE_URL: `${emulator.url}/wrong` },
+      },
+      {
+        args: [...indicators, '--country', 'CHN', '--refresh'],
+        env: { ...env, GATEWAY_BASE_URL: 'http://127.0.0.1:1', GATEWAY_AUTH_HEADER: 'x-api-key' },
+      },
       { args: [...indicators, '--country', 'IND', '--refresh'], env: { ...env, MARKET_KEY: WRONG_KEY } },
       { args: ['status', '--json'], env },
       { args: ['status'], env },

@@ -19,7 +19,14 @@ const DEMO_RANGES = [
   { from: '2023-03-31T00:00:00Z', to: '2023-04-08T00:00:00Z' },
   { from: '2025-05-01T00:00:00Z', to: '2025-09-30T00:00:00Z' },
 ];
-const DEMO_INDICATORS = ['--indicator', 'NY.GDP.MKTP.CD,SP.POP.TOTL,SP.DYN.IMRT.IN', '--country', 'USA,CHN,WLD,DEU,IND', '--from-year', '1960'];
+const DEMO_INDICATORS = [
+  '--indicator',
+  'NY.GDP.MKTP.CD,SP.POP.TOTL,SP.DYN.IMRT.IN',
+  '--country',
+  'USA,CHN,WLD,DEU,IND',
+  '--from-year',
+  '1960',
+];
 const MIN_MAGNITUDE = '1';
 
 interface DryRun {
@@ -33,7 +40,10 @@ interface DryRun {
   capProbe: string;
 }
 
-async function cli(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
+async function cli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; out: string; err: string }> {
   const p = spawnCli(args, env);
   const { code } = await p.exited;
   return { code, out: p.stdout(), err: p.stderr() };
@@ -55,13 +65,28 @@ describe.each(['newest', 'random'] as const)('plan before paying, gateway order 
   beforeAll(async () => {
     db = await createTestDatabase();
     emulator = await startEmulator({ key: KEY, ...bundledDataPaths(), order, seed: 7 });
-    env = { DATABASE_URL: db.url, REDIS_URL: `${redisUrl()}/0`, GATEWAY_BASE_URL: emulator.url, MARKET_KEY: KEY, QUEUE_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn', RETRY_BASE_DELAY_MS: '20' };
+    env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: `${redisUrl()}/0`,
+      GATEWAY_BASE_URL: emulator.url,
+      MARKET_KEY: KEY,
+      QUEUE_PREFIX: uniquePrefix(),
+      LOG_LEVEL: 'warn',
+      RETRY_BASE_DELAY_MS: '20',
+    };
     // Part of the bundled data: the demo's earthquake ranges, unfiltered, so density is stored.
     const pipeline = startPipeline(db, emulator, KEY);
     try {
       const refs = [];
       for (const r of DEMO_RANGES) {
-        refs.push(await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, { filters: { minMagnitude: null, circle: null }, fromMs: Date.parse(r.from), toMs: Date.parse(r.to), refresh: false }));
+        refs.push(
+          await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+            filters: { minMagnitude: null, circle: null },
+            fromMs: Date.parse(r.from),
+            toMs: Date.parse(r.to),
+            refresh: false,
+          }),
+        );
       }
       expect(await pipeline.run(refs)).toMatchObject({ failed: 0 });
     } finally {
@@ -76,23 +101,40 @@ describe.each(['newest', 'random'] as const)('plan before paying, gateway order 
 
   it('extrapolates a range nothing covers from the density stored elsewhere, with a wide range', async () => {
     const plan = await dryRun(['backfill', 'earthquakes', '--from', '2024-01-01', '--to', '2024-03-01'], env);
-    expect(plan).toMatchObject({ windows: 2, windowsCovered: 0, density: { windows: { extrapolated: 2, unknown: 0 } } });
+    expect(plan).toMatchObject({
+      windows: 2,
+      windowsCovered: 0,
+      density: { windows: { extrapolated: 2, unknown: 0 } },
+    });
     expect(plan.estimatedBilledCalls!.low).toBeLessThan(plan.estimatedBilledCalls!.expected);
     expect(plan.estimatedBilledCalls!.high).toBeGreaterThan(plan.estimatedBilledCalls!.expected);
   });
 
   it('windows already ingested count as covered, and cost nothing', async () => {
-    const plan = await dryRun(['backfill', 'earthquakes', '--from', DEMO_RANGES[0]!.from, '--to', DEMO_RANGES[0]!.to], env);
+    const plan = await dryRun(
+      ['backfill', 'earthquakes', '--from', DEMO_RANGES[0]!.from, '--to', DEMO_RANGES[0]!.to],
+      env,
+    );
     expect(plan).toMatchObject({ windows: 0, windowsCovered: 1 });
     expect(plan.estimatedBilledCalls).toEqual({ low: 0, expected: 0, high: 0 });
   });
 
   it(`estimates the demo's billed calls within 20% before they are paid for`, async () => {
     const calls = emulator.calls.length;
-    const partitions = async () => (await db.db.execute<{ n: number }>(sql`select count(*)::int as n from ingest_partitions`)).rows[0]!.n;
+    const partitions = async () =>
+      (await db.db.execute<{ n: number }>(sql`select count(*)::int as n from ingest_partitions`)).rows[0]!.n;
     const before = await partitions();
 
-    const quakeArgs = DEMO_RANGES.map((r) => ['backfill', 'earthquakes', '--from', r.from, '--to', r.to, '--min-magnitude', MIN_MAGNITUDE]);
+    const quakeArgs = DEMO_RANGES.map((r) => [
+      'backfill',
+      'earthquakes',
+      '--from',
+      r.from,
+      '--to',
+      r.to,
+      '--min-magnitude',
+      MIN_MAGNITUDE,
+    ]);
     const quakePlans = await Promise.all(quakeArgs.map((a) => dryRun(a, env)));
     const indicatorPlan = await dryRun(['backfill', 'indicators', ...DEMO_INDICATORS], env);
     // Planning called nothing and enqueued nothing.
@@ -103,7 +145,11 @@ describe.each(['newest', 'random'] as const)('plan before paying, gateway order 
       expect(p.density!.windows.exact).toBe(p.windows);
       expect(p.capProbe).toBe('none');
     }
-    expect(indicatorPlan).toMatchObject({ windows: 15, estimatedBilledCalls: { low: 15, expected: 15, high: 15 }, estimatedUnits: { unit: 'points' } });
+    expect(indicatorPlan).toMatchObject({
+      windows: 15,
+      estimatedBilledCalls: { low: 15, expected: 15, high: 15 },
+      estimatedUnits: { unit: 'points' },
+    });
 
     const quakeEstimate = quakePlans.reduce((n, p) => n + p.estimatedBilledCalls!.expected, 0);
     const estimate = quakeEstimate + indicatorPlan.estimatedBilledCalls!.expected;
@@ -140,7 +186,15 @@ describe('--sample and the confirmation', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     emulator = await startEmulator({ key: KEY, ...bundledDataPaths(), order: 'newest', seed: 7 });
-    env = { DATABASE_URL: db.url, REDIS_URL: `${redisUrl()}/0`, GATEWAY_BASE_URL: emulator.url, MARKET_KEY: KEY, QUEUE_PREFIX: uniquePrefix(), LOG_LEVEL: 'warn', RETRY_BASE_DELAY_MS: '20' };
+    env = {
+      DATABASE_URL: db.url,
+      REDIS_URL: `${redisUrl()}/0`,
+      GATEWAY_BASE_URL: emulator.url,
+      MARKET_KEY: KEY,
+      QUEUE_PREFIX: uniquePrefix(),
+      LOG_LEVEL: 'warn',
+      RETRY_BASE_DELAY_MS: '20',
+    };
   });
 
   afterAll(async () => {
@@ -152,7 +206,13 @@ describe('--sample and the confirmation', () => {
 
   it('with nothing stored, says no density is known and gives only the window count', async () => {
     const plan = await dryRun(['backfill', 'earthquakes', ...month], env);
-    expect(plan).toMatchObject({ windows: 1, windowsCovered: 0, estimatedBilledCalls: null, estimatedUnits: null, estimatedSeconds: null });
+    expect(plan).toMatchObject({
+      windows: 1,
+      windowsCovered: 0,
+      estimatedBilledCalls: null,
+      estimatedUnits: null,
+      estimatedSeconds: null,
+    });
     const text = await cli(['plan', 'earthquakes', ...month], env);
     expect(text.out).toMatch(/no event density is known.*at least 1 /);
     expect(text.out).toMatch(/--sample N/);
@@ -162,7 +222,9 @@ describe('--sample and the confirmation', () => {
     const before = emulator.calls.length;
     const plan = await dryRun(['backfill', 'earthquakes', ...month, '--sample', '4'], env);
     expect(emulator.calls.length - before).toBe(4);
-    const audited = await db.db.execute<{ n: number; billed: number }>(sql`select count(*)::int as n, count(*) filter (where billed)::int as billed from gateway_executions where call_purpose = 'sample'`);
+    const audited = await db.db.execute<{ n: number; billed: number }>(
+      sql`select count(*)::int as n, count(*) filter (where billed)::int as billed from gateway_executions where call_purpose = 'sample'`,
+    );
     expect(audited.rows[0]).toEqual({ n: 4, billed: 4 });
     expect(plan.estimatedBilledCalls).not.toBeNull();
     expect(plan.density!.windows.unknown).toBe(0);
@@ -180,7 +242,9 @@ describe('--sample and the confirmation', () => {
     const r = await cli(['backfill', 'earthquakes', ...month, '--inline'], env);
     expect(r.code, r.err).toBe(0);
     const actual = billedCalls(emulator) - billedBefore;
-    process.stdout.write(`sampled (4 calls): estimated ${plan.estimatedBilledCalls!.expected} (${plan.estimatedBilledCalls!.low}-${plan.estimatedBilledCalls!.high}), billed ${actual}\n`);
+    process.stdout.write(
+      `sampled (4 calls): estimated ${plan.estimatedBilledCalls!.expected} (${plan.estimatedBilledCalls!.low}-${plan.estimatedBilledCalls!.high}), billed ${actual}\n`,
+    );
     expect(actual).toBeGreaterThanOrEqual(plan.estimatedBilledCalls!.low);
     expect(actual).toBeLessThanOrEqual(plan.estimatedBilledCalls!.high);
   });
@@ -188,7 +252,9 @@ describe('--sample and the confirmation', () => {
   it('plan --stream plans a jobs.yaml stream from its backfill_from', async () => {
     const jobs = jobsDir();
     try {
-      jobs.write('earthquakes:\n  - name: quakes\n    min_magnitude: 4\n    every: 10m\n    backfill_from: 2025-05-06\n');
+      jobs.write(
+        'earthquakes:\n  - name: quakes\n    min_magnitude: 4\n    every: 10m\n    backfill_from: 2025-05-06\n',
+      );
       const r = await cli(['plan', '--stream', 'quakes', '--config', jobs.path, '--json'], env);
       expect(r.code, r.err).toBe(0);
       const plan = JSON.parse(r.out) as DryRun & { streams: Array<{ streamKey: string }> };
@@ -203,11 +269,22 @@ describe('--sample and the confirmation', () => {
   });
 
   it('above CONFIRM_BILLED_CALLS without a TTY refuses (exit 2, nothing enqueued) unless --yes', async () => {
-    const args = ['backfill', 'earthquakes', '--from', '2025-05-06T00:00:00Z', '--to', '2025-06-05T00:00:00Z', '--min-magnitude', '2'];
+    const args = [
+      'backfill',
+      'earthquakes',
+      '--from',
+      '2025-05-06T00:00:00Z',
+      '--to',
+      '2025-06-05T00:00:00Z',
+      '--min-magnitude',
+      '2',
+    ];
     const refused = await cli(args, { ...env, CONFIRM_BILLED_CALLS: '1' });
     expect(refused.code).toBe(2);
     expect(refused.err).toMatch(/above CONFIRM_BILLED_CALLS=1: nothing enqueued; pass --yes/);
-    const partitions = await db.db.execute<{ n: number }>(sql`select count(*)::int as n from ingest_partitions where stream_key = 'earthquake:m2'`);
+    const partitions = await db.db.execute<{ n: number }>(
+      sql`select count(*)::int as n from ingest_partitions where stream_key = 'earthquake:m2'`,
+    );
     expect(partitions.rows[0]!.n).toBe(0);
     const yes = await cli([...args, '--yes'], { ...env, CONFIRM_BILLED_CALLS: '1' });
     expect(yes.code, yes.err).toBe(0);

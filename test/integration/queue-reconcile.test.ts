@@ -18,7 +18,10 @@ describe('queue reconciliation', () => {
     db = await createTestDatabase();
     connection = new Redis(redisUrl(), { maxRetriesPerRequest: null });
     const prefix = uniquePrefix();
-    queues = { earthquake: openQueue('earthquake', { connection, prefix }), indicator: openQueue('indicator', { connection, prefix }) };
+    queues = {
+      earthquake: openQueue('earthquake', { connection, prefix }),
+      indicator: openQueue('indicator', { connection, prefix }),
+    };
   });
 
   afterAll(async () => {
@@ -36,7 +39,13 @@ describe('queue reconciliation', () => {
       toMs: Date.parse('2024-07-01T00:00:00Z'),
       refresh: false,
     });
-    const series = await enqueueIndicatorBackfill(db.db, queues.indicator, { indicators: ['SP.POP.TOTL'], countries: ['US'], fromYear: 1960, toYear: 2024, refresh: false });
+    const series = await enqueueIndicatorBackfill(db.db, queues.indicator, {
+      indicators: ['SP.POP.TOTL'],
+      countries: ['US'],
+      fromYear: 1960,
+      toYear: 2024,
+      refresh: false,
+    });
     const originals = {
       earthquake: (await queues.earthquake.getJobs(['waiting'])).map((j) => ({ id: j.id, data: j.data as unknown })),
       indicator: (await queues.indicator.getJobs(['waiting'])).map((j) => ({ id: j.id, data: j.data as unknown })),
@@ -54,8 +63,12 @@ describe('queue reconciliation', () => {
     expect(result.requeued).toHaveLength(quakes.planned - 1 + series[0]!.planned);
     const back = (await queues.earthquake.getJobs(['waiting'])).map((j) => ({ id: j.id, data: j.data as unknown }));
     const byId = (a: { id?: string }, b: { id?: string }) => String(a.id).localeCompare(String(b.id));
-    expect(back.sort(byId)).toEqual(originals.earthquake.filter((j) => !String(j.id).endsWith(doneKey.replace(/[^A-Za-z0-9]+/g, ''))).sort(byId));
-    expect((await queues.indicator.getJobs(['waiting'])).map((j) => j.data as unknown)).toEqual(originals.indicator.map((j) => j.data));
+    expect(back.sort(byId)).toEqual(
+      originals.earthquake.filter((j) => !String(j.id).endsWith(doneKey.replace(/[^A-Za-z0-9]+/g, ''))).sort(byId),
+    );
+    expect((await queues.indicator.getJobs(['waiting'])).map((j) => j.data as unknown)).toEqual(
+      originals.indicator.map((j) => j.data),
+    );
 
     // A second pass finds every job live and adds nothing.
     const again = await reconcileQueues(db.db, queues);
@@ -66,10 +79,17 @@ describe('queue reconciliation', () => {
   it('queues again a job BullMQ failed while its partition is still unfinished', async () => {
     const ids = await jobIds(queues.indicator);
     // A worker whose every job fails for good, as BullMQ fails a job that stalled too often.
-    const failing = new Worker(queues.indicator.name, async () => {
-      throw new UnrecoverableError('stalled too often');
-    }, { connection, prefix: queues.indicator.opts.prefix!, concurrency: 4 });
-    await vi.waitFor(async () => expect(await queues.indicator.getJobCounts('failed')).toEqual({ failed: ids.length }), { timeout: 10_000 });
+    const failing = new Worker(
+      queues.indicator.name,
+      async () => {
+        throw new UnrecoverableError('stalled too often');
+      },
+      { connection, prefix: queues.indicator.opts.prefix!, concurrency: 4 },
+    );
+    await vi.waitFor(
+      async () => expect(await queues.indicator.getJobCounts('failed')).toEqual({ failed: ids.length }),
+      { timeout: 10_000 },
+    );
     await failing.close();
     const r = await reconcileQueues(db.db, queues);
     expect(r.requeued).toHaveLength(ids.length);
@@ -78,8 +98,13 @@ describe('queue reconciliation', () => {
 
   it('leaves the partitions of a paused backfill unqueued until it is resumed', async () => {
     await Promise.all(Object.values(queues).map((q) => q.obliterate({ force: true })));
-    await db.db.insert(backfills).values({ id: 'bf-paused', operation: 'indicator', description: 'test', streamKeys: [], control: 'paused' });
-    await db.db.update(ingestPartitions).set({ backfillId: 'bf-paused' }).where(eq(ingestPartitions.operation, 'indicator'));
+    await db.db
+      .insert(backfills)
+      .values({ id: 'bf-paused', operation: 'indicator', description: 'test', streamKeys: [], control: 'paused' });
+    await db.db
+      .update(ingestPartitions)
+      .set({ backfillId: 'bf-paused' })
+      .where(eq(ingestPartitions.operation, 'indicator'));
     await reconcileQueues(db.db, queues);
     expect(await jobIds(queues.indicator)).toEqual([]);
     await db.db.update(backfills).set({ control: 'active' }).where(eq(backfills.id, 'bf-paused'));

@@ -31,7 +31,10 @@ describe('service http endpoints', () => {
     const db = openDb('postgres://postgres@127.0.0.1:1/none');
     const redis = openRedis('redis://127.0.0.1:1/0', 'worker');
     redis.on('error', () => undefined);
-    closers.push(() => db.close(), () => redis.disconnect());
+    closers.push(
+      () => db.close(),
+      () => redis.disconnect(),
+    );
     const server = await startHttpServer({
       port: 0,
       host: '127.0.0.1',
@@ -94,9 +97,20 @@ describe('service http endpoints', () => {
     const db = await createTestDatabase();
     const jobs = jobsDir();
     const prefix = uniquePrefix();
-    closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())), () => db.drop(), () => jobs.remove(), () => dropPrefix(prefix));
+    closers.push(
+      () => new Promise<void>((resolve) => server.close(() => resolve())),
+      () => db.drop(),
+      () => jobs.remove(),
+      () => dropPrefix(prefix),
+    );
     jobs.write('earthquakes:\n  - name: any\n    every: 1h\n');
-    const env = serviceEnv({ databaseUrl: db.url, prefix, gatewayUrl: 'http://127.0.0.1:9', key: randomKey(), extra: { HTTP_PORT: String(port) } });
+    const env = serviceEnv({
+      databaseUrl: db.url,
+      prefix,
+      gatewayUrl: 'http://127.0.0.1:9',
+      key: randomKey(),
+      extra: { HTTP_PORT: String(port) },
+    });
     const p = spawnCli(['start', '--config', jobs.path], env);
     expect(await p.exited).toEqual({ code: 1, signal: null });
     expect(p.stderr()).toContain(`error: HTTP_PORT ${port} is already in use (EADDRINUSE): choose another port\n`);

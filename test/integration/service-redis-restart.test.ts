@@ -3,7 +3,15 @@ import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
 import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
-import { jobsDir, quake, randomKey, startInProcess, waitFor, type InProcessService, type JobsDir } from '../support/service.js';
+import {
+  jobsDir,
+  quake,
+  randomKey,
+  startInProcess,
+  waitFor,
+  type InProcessService,
+  type JobsDir,
+} from '../support/service.js';
 
 const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 
@@ -18,7 +26,22 @@ async function freePort(): Promise<number> {
 
 /** A throwaway Redis of this test's own, so it can be killed without touching anyone else's. */
 function runRedis(port: number): { process: ChildProcess; stop(): Promise<void> } {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--maxmemory-policy',
+      'noeviction',
+    ],
+    { stdio: 'ignore' },
+  );
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   return {
     process: child,
@@ -40,7 +63,11 @@ describe.skipIf(!hasRedisServer)('start: a Redis restart', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    emulator = await startEmulator({ key, events: [quake('ci-redis-1', Date.now() - 3_600_000, 4, 'Gamma')], indicatorFiles: [] });
+    emulator = await startEmulator({
+      key,
+      events: [quake('ci-redis-1', Date.now() - 3_600_000, 4, 'Gamma')],
+      indicatorFiles: [],
+    });
     await trustGatewayCap(db, emulator.url);
     jobs = jobsDir();
     jobs.write('earthquakes:\n  - name: steady\n    every: 1s\n    lookback: 1d\n');
@@ -58,8 +85,19 @@ describe.skipIf(!hasRedisServer)('start: a Redis restart', () => {
 
   it('reconnects, re-creates lost schedulers and carries on; readiness reports the outage', async () => {
     const redisUrl = `redis://127.0.0.1:${port}/0`;
-    await waitFor(async () => spawnSync('redis-cli', ['-p', String(port), 'ping']).stdout?.toString().includes('PONG'), 10_000, 'redis');
-    svc = await startInProcess({ databaseUrl: db.url, prefix: uniquePrefix(), gatewayUrl: emulator.url, key, extra: { REDIS_URL: redisUrl } }, jobs.path, { resyncMs: 300 });
+    await waitFor(
+      async () =>
+        spawnSync('redis-cli', ['-p', String(port), 'ping'])
+          .stdout?.toString()
+          .includes('PONG'),
+      10_000,
+      'redis',
+    );
+    svc = await startInProcess(
+      { databaseUrl: db.url, prefix: uniquePrefix(), gatewayUrl: emulator.url, key, extra: { REDIS_URL: redisUrl } },
+      jobs.path,
+      { resyncMs: 300 },
+    );
     await waitFor(async () => emulator.calls.length >= 2, 20_000, 'scheduled runs');
 
     await redis.stop(); // its data goes with it: no persistence
@@ -71,6 +109,10 @@ describe.skipIf(!hasRedisServer)('start: a Redis restart', () => {
     redis = runRedis(port);
     await waitFor(async () => (await fetch(`${svc!.url}/readyz`)).status === 200, 15_000, 'readiness to recover');
     const callsAfterRestart = emulator.calls.length;
-    await waitFor(async () => emulator.calls.length >= callsAfterRestart + 2, 15_000, 'scheduled runs after the restart');
+    await waitFor(
+      async () => emulator.calls.length >= callsAfterRestart + 2,
+      15_000,
+      'scheduled runs after the restart',
+    );
   });
 });

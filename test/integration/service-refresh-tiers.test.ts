@@ -16,7 +16,7 @@ earthquakes:
       - { within: 1d, every: 2s }
 `;
 
-describe('start: a tiered refresh picks up revisions and deletions within each tier\'s period', () => {
+describe("start: a tiered refresh picks up revisions and deletions within each tier's period", () => {
   let f: ServiceFixture;
   let db: TestDatabase;
   const key = randomKey();
@@ -34,17 +34,31 @@ describe('start: a tiered refresh picks up revisions and deletions within each t
     await f?.stop();
   });
 
-  const event = async (id: string) => (await db.db.select().from(earthquakeEvents).where(eq(earthquakeEvents.id, id)))[0];
+  const event = async (id: string) =>
+    (await db.db.select().from(earthquakeEvents).where(eq(earthquakeEvents.id, id)))[0];
 
   it('reads each band, then updates the revised event and marks the deleted one, keeping both rows', async () => {
-    await waitFor(async () => (await event('tier-recent')) && (await event('tier-older')) && (await event('tier-kept')), 20_000, 'the first runs of both tiers');
+    await waitFor(
+      async () => (await event('tier-recent')) && (await event('tier-older')) && (await event('tier-kept')),
+      20_000,
+      'the first runs of both tiers',
+    );
 
     // Upstream: the recent event is revised, the older one deleted; same gateway address.
     const port = Number(new URL(f.emulator.url).port);
     await f.emulator.close();
-    f.emulator = await startEmulator({ key, port, events: [{ ...recent, magnitude: 2.7, place: 'Recent, revised' }, kept], indicatorFiles: [] });
+    f.emulator = await startEmulator({
+      key,
+      port,
+      events: [{ ...recent, magnitude: 2.7, place: 'Recent, revised' }, kept],
+      indicatorFiles: [],
+    });
 
-    await waitFor(async () => (await event('tier-recent'))?.magnitude === 2.7, 20_000, 'tier 0 picking up the revision');
+    await waitFor(
+      async () => (await event('tier-recent'))?.magnitude === 2.7,
+      20_000,
+      'tier 0 picking up the revision',
+    );
     await waitFor(async () => (await event('tier-older'))?.deletedAt, 20_000, 'tier 1 marking the deletion');
     expect(await event('tier-recent')).toMatchObject({ place: 'Recent, revised', deletedAt: null });
     expect((await event('tier-older'))?.deletedExecutionId).not.toBeNull();

@@ -5,7 +5,15 @@ import { startEmulator } from '../../src/emulator/index.js';
 import { dataFolder } from '../../src/paths.js';
 import type { TestDatabase } from '../support/isolation.js';
 import { spawnCli } from '../support/run-cli.js';
-import { quake, randomKey, startServiceFixture, waitFor, type InProcessService, type JobsDir, type ServiceFixture } from '../support/service.js';
+import {
+  quake,
+  randomKey,
+  startServiceFixture,
+  waitFor,
+  type InProcessService,
+  type JobsDir,
+  type ServiceFixture,
+} from '../support/service.js';
 
 const POP = `${dataFolder}worldbank/API_SP.POP.TOTL_DS2_en_csv_v2.csv`;
 const HOUR = 3_600_000;
@@ -49,14 +57,18 @@ describe('start: scheduled runs', () => {
     await f?.stop();
   });
 
-  const event = async (id: string) => (await db.db.select().from(earthquakeEvents).where(eq(earthquakeEvents.id, id)))[0];
+  const event = async (id: string) =>
+    (await db.db.select().from(earthquakeEvents).where(eq(earthquakeEvents.id, id)))[0];
   const metrics = async () => (await fetch(`${svc.url}/metrics`)).text();
 
   it('answers health and readiness', async () => {
     const health = await fetch(`${svc.url}/healthz`);
     expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
     const ready = await fetch(`${svc.url}/readyz`);
-    expect([ready.status, await ready.json()]).toEqual([200, { status: 'ready', checks: { postgres: 'ok', redis: 'ok' } }]);
+    expect([ready.status, await ready.json()]).toEqual([
+      200,
+      { status: 'ready', checks: { postgres: 'ok', redis: 'ok' } },
+    ]);
   });
 
   it('ingests the lookback, then picks up a revised event and a new one; metrics move', async () => {
@@ -71,31 +83,55 @@ describe('start: scheduled runs', () => {
     await f.emulator.close();
     f.emulator = await startEmulator({ key, port, events: [revised, added], indicatorFiles: [POP] });
 
-    await waitFor(async () => (await event('ci-rev-1'))?.magnitude === 3.6 && (await event('ci-new-2')), 20_000, 'a run after the revision');
+    await waitFor(
+      async () => (await event('ci-rev-1'))?.magnitude === 3.6 && (await event('ci-new-2')),
+      20_000,
+      'a run after the revision',
+    );
     const row = await event('ci-rev-1');
     expect(row).toMatchObject({ place: '12 km NNE of Alpha', depthKm: 9.1 });
     expect(row?.revisedAt).toBeInstanceOf(Date);
     expect(await event('ci-new-2')).toMatchObject({ magnitude: 2.4, place: 'Beta' });
 
     const after = await metrics();
-    expect(sample(after, 'gateway_ingest_gateway_calls_total{operation="earthquake",error_kind="none"}')).toBeGreaterThan(callsBefore);
-    expect(sample(after, 'gateway_ingest_gateway_billed_calls_total{operation="earthquake"}')).toBeGreaterThan(callsBefore - 1);
+    expect(
+      sample(after, 'gateway_ingest_gateway_calls_total{operation="earthquake",error_kind="none"}'),
+    ).toBeGreaterThan(callsBefore);
+    expect(sample(after, 'gateway_ingest_gateway_billed_calls_total{operation="earthquake"}')).toBeGreaterThan(
+      callsBefore - 1,
+    );
     expect(sample(after, 'gateway_ingest_gateway_units_total{operation="earthquake"}')).toBeGreaterThanOrEqual(3);
     expect(sample(after, 'gateway_ingest_rows_upserted_total{operation="earthquake"}')).toBeGreaterThanOrEqual(3);
-    expect(sample(after, 'gateway_ingest_job_duration_seconds_count{queue="earthquake-windows",status="completed"}')).toBeGreaterThan(0);
-    expect(sample(after, 'gateway_ingest_job_duration_seconds_count{queue="schedule-ticks",status="completed"}')).toBeGreaterThan(0);
+    expect(
+      sample(after, 'gateway_ingest_job_duration_seconds_count{queue="earthquake-windows",status="completed"}'),
+    ).toBeGreaterThan(0);
+    expect(
+      sample(after, 'gateway_ingest_job_duration_seconds_count{queue="schedule-ticks",status="completed"}'),
+    ).toBeGreaterThan(0);
     expect(after).toMatch(/^gateway_ingest_queue_depth\{queue="earthquake-windows",state="waiting"\} \d+$/m);
     expect(after).toMatch(/^process_cpu_user_seconds_total /m);
   });
 
   it('refreshes indicator series on every run', async () => {
-    await waitFor(async () => {
-      const calls = await db.db.select().from(gatewayExecutions).where(and(eq(gatewayExecutions.operation, 'indicator'), eq(gatewayExecutions.outcome, 'succeeded')));
-      return calls.length >= 2;
-    }, 20_000, 'two indicator runs');
+    await waitFor(
+      async () => {
+        const calls = await db.db
+          .select()
+          .from(gatewayExecutions)
+          .where(and(eq(gatewayExecutions.operation, 'indicator'), eq(gatewayExecutions.outcome, 'succeeded')));
+        return calls.length >= 2;
+      },
+      20_000,
+      'two indicator runs',
+    );
     const values = await db.db.select().from(indicatorValues).where(eq(indicatorValues.indicatorId, 'SP.POP.TOTL'));
     // The fixture's series ends with 2016 (2017 is present but empty).
-    expect(values.filter((v) => v.value !== null).map((v) => v.year).sort()).toEqual([2015, 2016]);
+    expect(
+      values
+        .filter((v) => v.value !== null)
+        .map((v) => v.year)
+        .sort(),
+    ).toEqual([2015, 2016]);
     const text = await metrics();
     expect(sample(text, 'gateway_ingest_gateway_billed_calls_total{operation="indicator"}')).toBeGreaterThanOrEqual(2);
   });
@@ -106,12 +142,21 @@ describe('start: scheduled runs', () => {
     expect((await json.exited).code).toBe(0);
     const report = JSON.parse(json.stdout()) as Array<Record<string, unknown>>;
     const quakes = report.find((r) => r.name === 'recent');
-    expect(quakes).toMatchObject({ streamKey: 'earthquake:all', schedule: 'every 1s', enabled: true, freshness: { newestEventTime: new Date(added.time).toISOString() } });
+    expect(quakes).toMatchObject({
+      streamKey: 'earthquake:all',
+      schedule: 'every 1s',
+      enabled: true,
+      freshness: { newestEventTime: new Date(added.time).toISOString() },
+    });
     expect(quakes?.billedCalls).toBeGreaterThan(0);
     expect(quakes?.coverage).toMatchObject({ unit: 'time' });
     const population = report.find((r) => r.streamKey === 'indicator:SP.POP.TOTL:USA');
     const year = new Date().getUTCFullYear();
-    expect(population).toMatchObject({ name: 'population', freshness: { lastValueYear: 2016 }, coverage: { unit: 'year', from: 2015, to: year, coveredFraction: 1, gaps: [] } });
+    expect(population).toMatchObject({
+      name: 'population',
+      freshness: { lastValueYear: 2016 },
+      coverage: { unit: 'year', from: 2015, to: year, coveredFraction: 1, gaps: [] },
+    });
 
     const text = spawnCli(['status', '--config', jobs.path], env);
     expect((await text.exited).code).toBe(0);

@@ -33,7 +33,10 @@ earthquakes:
 `;
 
 /** Tick jobs per scheduler id and state, as BullMQ names them (`repeat:<scheduler>:<millis>`). */
-async function ticksByScheduler(queue: Queue, states: Array<'delayed' | 'waiting' | 'active' | 'completed'>): Promise<Record<string, number>> {
+async function ticksByScheduler(
+  queue: Queue,
+  states: Array<'delayed' | 'waiting' | 'active' | 'completed'>,
+): Promise<Record<string, number>> {
   const jobs = await queue.getJobs(states);
   const out: Record<string, number> = {};
   for (const j of jobs) {
@@ -69,19 +72,29 @@ describe('syncSchedulers', () => {
       await other.close();
     }
     expect(await schedulerIds(ticks.queue)).toEqual(['earthquake:quakes', 'indicator:gdp']);
-    expect(await ticksByScheduler(ticks.queue, ['delayed', 'waiting'])).toEqual({ 'earthquake:quakes': 1, 'indicator:gdp': 1 });
+    expect(await ticksByScheduler(ticks.queue, ['delayed', 'waiting'])).toEqual({
+      'earthquake:quakes': 1,
+      'indicator:gdp': 1,
+    });
 
     const again = await syncSchedulers(ticks.queue, before);
     expect(again).toEqual({ upserted: [], unchanged: ['earthquake:quakes', 'indicator:gdp'], removed: [] });
 
     const changed = await syncSchedulers(ticks.queue, after);
-    expect(changed).toEqual({ upserted: ['earthquake:quakes', 'earthquake:quakes-b'], unchanged: [], removed: ['indicator:gdp'] });
+    expect(changed).toEqual({
+      upserted: ['earthquake:quakes', 'earthquake:quakes-b'],
+      unchanged: [],
+      removed: ['indicator:gdp'],
+    });
     const stored = await ticks.queue.getJobSchedulers();
     const quakes = stored.find((s) => s.key === 'earthquake:quakes');
     expect(quakes).toMatchObject({ pattern: '0 3 * * *', tz: 'UTC' });
     expect(quakes?.every).toBeUndefined();
     expect(stored.find((s) => s.key === 'earthquake:quakes-b')).toMatchObject({ every: 7_200_000 });
-    expect(await ticksByScheduler(ticks.queue, ['delayed', 'waiting'])).toEqual({ 'earthquake:quakes': 1, 'earthquake:quakes-b': 1 });
+    expect(await ticksByScheduler(ticks.queue, ['delayed', 'waiting'])).toEqual({
+      'earthquake:quakes': 1,
+      'earthquake:quakes-b': 1,
+    });
     expect(await syncSchedulers(ticks.queue, after)).toMatchObject({ upserted: [], removed: [] });
   });
 });
@@ -123,22 +136,39 @@ describe('two `start` processes sharing Redis and Postgres', () => {
     expect(emulator.calls.map((c) => c.operation).sort()).toEqual(['earthquake', 'indicator']);
     expect(await schedulerIds(ticks.queue)).toEqual(['earthquake:quakes', 'indicator:gdp']);
     expect(await ticksByScheduler(ticks.queue, ['completed'])).toEqual({ 'earthquake:quakes': 1, 'indicator:gdp': 1 });
-    expect(await ticksByScheduler(ticks.queue, ['delayed', 'waiting', 'active'])).toEqual({ 'earthquake:quakes': 1, 'indicator:gdp': 1 });
+    expect(await ticksByScheduler(ticks.queue, ['delayed', 'waiting', 'active'])).toEqual({
+      'earthquake:quakes': 1,
+      'indicator:gdp': 1,
+    });
 
     // One replica is told (SIGHUP), the other notices by polling the file.
     jobs.write(AFTER);
     procs[0]!.child.kill('SIGHUP');
     await Promise.all(procs.map((p) => p.waitForLog((l) => l.msg === 'jobs file changed', 15_000)));
-    await waitFor(async () => (await schedulerIds(ticks.queue)).join() === 'earthquake:quakes,earthquake:quakes-b', 10_000, 'schedulers to follow the edit');
+    await waitFor(
+      async () => (await schedulerIds(ticks.queue)).join() === 'earthquake:quakes,earthquake:quakes-b',
+      10_000,
+      'schedulers to follow the edit',
+    );
     const quakes = (await ticks.queue.getJobSchedulers()).find((s) => s.key === 'earthquake:quakes');
     expect(quakes).toMatchObject({ pattern: '0 3 * * *', tz: 'UTC' });
-    await waitFor(async () => (await ticksByScheduler(ticks.queue, ['completed']))['earthquake:quakes-b'] === 1, 10_000, 'the new stream to run');
+    await waitFor(
+      async () => (await ticksByScheduler(ticks.queue, ['completed']))['earthquake:quakes-b'] === 1,
+      10_000,
+      'the new stream to run',
+    );
     await new Promise((r) => setTimeout(r, 1_000));
-    expect(await ticksByScheduler(ticks.queue, ['delayed', 'waiting', 'active'])).toEqual({ 'earthquake:quakes': 1, 'earthquake:quakes-b': 1 });
+    expect(await ticksByScheduler(ticks.queue, ['delayed', 'waiting', 'active'])).toEqual({
+      'earthquake:quakes': 1,
+      'earthquake:quakes-b': 1,
+    });
     expect((await ticksByScheduler(ticks.queue, ['completed']))['earthquake:quakes-b']).toBe(1);
 
     for (const p of procs) p.child.kill('SIGTERM');
     const exits = await Promise.all(procs.map((p) => p.exited));
-    expect(exits).toEqual([{ code: 0, signal: null }, { code: 0, signal: null }]);
+    expect(exits).toEqual([
+      { code: 0, signal: null },
+      { code: 0, signal: null },
+    ]);
   });
 });

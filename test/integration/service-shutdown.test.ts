@@ -5,7 +5,16 @@ import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js
 import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { startGatewayProxy, type GatewayProxy } from '../support/gateway-proxy.js';
 import { ensureStopped, spawnCli, type CliProcess } from '../support/run-cli.js';
-import { dropPrefix, jobsDir, quake, randomKey, serviceEnv, tickQueue, waitFor, type JobsDir } from '../support/service.js';
+import {
+  dropPrefix,
+  jobsDir,
+  quake,
+  randomKey,
+  serviceEnv,
+  tickQueue,
+  waitFor,
+  type JobsDir,
+} from '../support/service.js';
 
 const JOBS = `
 earthquakes:
@@ -24,7 +33,11 @@ describe('start: graceful shutdown', () => {
   const procs: CliProcess[] = [];
 
   beforeAll(async () => {
-    emulator = await startEmulator({ key, events: [quake('ci-slow-1', Date.now() - 3_600_000, 3.2, 'somewhere')], indicatorFiles: [] });
+    emulator = await startEmulator({
+      key,
+      events: [quake('ci-slow-1', Date.now() - 3_600_000, 3.2, 'somewhere')],
+      indicatorFiles: [],
+    });
     proxy = await startGatewayProxy(emulator.url);
     jobs = jobsDir();
     jobs.write(JOBS);
@@ -51,7 +64,10 @@ describe('start: graceful shutdown', () => {
   });
 
   const start = (extra: Record<string, string>) => {
-    const p = spawnCli(['start', '--config', jobs.path], serviceEnv({ databaseUrl: db.url, prefix, gatewayUrl: proxy.url, key, extra }));
+    const p = spawnCli(
+      ['start', '--config', jobs.path],
+      serviceEnv({ databaseUrl: db.url, prefix, gatewayUrl: proxy.url, key, extra }),
+    );
     procs.push(p);
     return p;
   };
@@ -79,16 +95,22 @@ describe('start: graceful shutdown', () => {
     await waitFor(async () => proxy.arrivals.length > 0, 20_000, 'the gateway call');
     first.child.kill('SIGTERM');
     expect(await first.exited).toEqual({ code: 0, signal: null });
-    expect(first.logs.find((l) => l.msg === 'stopped' || l.msg?.startsWith('stopped;'))).toMatchObject({ cutOff: true });
+    expect(first.logs.find((l) => l.msg === 'stopped' || l.msg?.startsWith('stopped;'))).toMatchObject({
+      cutOff: true,
+    });
     expect(await db.db.select().from(earthquakeEvents)).toHaveLength(0);
     expect((await db.db.select().from(ingestPartitions)).map((x) => x.state)).not.toContain('done');
 
     emulator.setLatencyMs(0);
     const second = start({});
-    await waitFor(async () => {
-      const rows = await db.db.select().from(ingestPartitions);
-      return rows.length === 1 && rows[0]!.state === 'done';
-    }, 60_000, 'the cut-off window to be retried');
+    await waitFor(
+      async () => {
+        const rows = await db.db.select().from(ingestPartitions);
+        return rows.length === 1 && rows[0]!.state === 'done';
+      },
+      60_000,
+      'the cut-off window to be retried',
+    );
     expect(await db.db.select().from(earthquakeEvents)).toHaveLength(1);
     second.child.kill('SIGTERM');
     expect(await second.exited).toEqual({ code: 0, signal: null });
@@ -98,7 +120,10 @@ describe('start: graceful shutdown', () => {
     const bad = jobsDir();
     bad.write('earthquakes:\n  - name: broken\n    every: soon\n');
     try {
-      const p = spawnCli(['start', '--config', bad.path], serviceEnv({ databaseUrl: db.url, prefix, gatewayUrl: proxy.url, key }));
+      const p = spawnCli(
+        ['start', '--config', bad.path],
+        serviceEnv({ databaseUrl: db.url, prefix, gatewayUrl: proxy.url, key }),
+      );
       procs.push(p);
       expect((await p.exited).code).toBe(2);
       expect(p.stderr()).toContain('earthquakes[0].every');

@@ -117,7 +117,11 @@ export function simulatedGateway(catalog: readonly CatalogEvent[], a: Adversary,
     get calls() {
       return calls;
     },
-    query(region: Region, circle: { latitude: number; longitude: number; radiusKm: number } | null, maxResults = 200): SeenEvent[] {
+    query(
+      region: Region,
+      circle: { latitude: number; longitude: number; radiusKm: number } | null,
+      maxResults = 200,
+    ): SeenEvent[] {
       calls++;
       const lo = a.ignoreFraction ? Math.floor(region.lo / 1000) * 1000 : region.lo;
       const hi = a.ignoreFraction ? Math.floor(region.hi / 1000) * 1000 : region.hi;
@@ -130,7 +134,10 @@ export function simulatedGateway(catalog: readonly CatalogEvent[], a: Adversary,
           (circle === null || haversineKm(circle, e) <= circle.radiusKm),
       );
       const kept = keep(matched, Math.min(maxResults, a.cap ?? maxResults));
-      return kept.map((e) => ({ id: e.id, timeMs: a.wholeSecondTimes ? Math.floor(e.timeMs / 1000) * 1000 : e.timeMs }));
+      return kept.map((e) => ({
+        id: e.id,
+        timeMs: a.wholeSecondTimes ? Math.floor(e.timeMs / 1000) * 1000 : e.timeMs,
+      }));
     },
   };
 }
@@ -175,7 +182,11 @@ export function runWindowConcurrently(
   options: { lanes: number; seed: number; circleCuts?: boolean; maxCalls?: number; timed?: boolean },
 ): WindowRun {
   const rng = createRng(options.seed);
-  let frontier = initialFrontier(window, { capFloor: k.capFloor, prefer: preferOf(k.stats), circleCuts: options.circleCuts ?? true });
+  let frontier = initialFrontier(window, {
+    capFloor: k.capFloor,
+    prefer: preferOf(k.stats),
+    circleCuts: options.circleCuts ?? true,
+  });
   const stored = new Set<string>();
   // `timed`: every call takes one time unit, give or take a fifth, and lanes are cut whenever there is room.
   const inFlight: Array<{ key: string; events: SeenEvent[]; doneAt: number }> = [];
@@ -184,14 +195,17 @@ export function runWindowConcurrently(
   for (;;) {
     const busy = new Set(inFlight.map((q) => q.key));
     const room = options.lanes - inFlight.length;
-    if (options.lanes > 1 && room > 0 && (options.timed || rng() < 0.7)) frontier = splitForLanes(frontier, options.timed ? room : Math.ceil(rng() * room), (t) => busy.has(taskKey(t)));
+    if (options.lanes > 1 && room > 0 && (options.timed || rng() < 0.7))
+      frontier = splitForLanes(frontier, options.timed ? room : Math.ceil(rng() * room), (t) => busy.has(taskKey(t)));
     for (const { key, query } of nextQueries(frontier, busy, room)) {
       if (++calls > (options.maxCalls ?? 20_000)) throw new Error('no progress');
       // The gateway answers when asked; the answer is applied later, after others.
       inFlight.push({ key, events: gateway.query(query.region, query.circle), doneAt: now + 0.8 + 0.4 * rng() });
     }
     if (inFlight.length === 0) break;
-    const next = options.timed ? inFlight.reduce((best, q, i) => (q.doneAt < inFlight[best]!.doneAt ? i : best), 0) : Math.floor(rng() * inFlight.length);
+    const next = options.timed
+      ? inFlight.reduce((best, q, i) => (q.doneAt < inFlight[best]!.doneAt ? i : best), 0)
+      : Math.floor(rng() * inFlight.length);
     const [done] = inFlight.splice(next, 1);
     now = Math.max(now, done!.doneAt);
     done!.events.forEach((e) => stored.add(e.id));
@@ -200,7 +214,14 @@ export function runWindowConcurrently(
     k.capFloor = Math.max(k.capFloor, step.learned.answerSize);
     for (const d of step.learned.confirmed) k.stats[d].confirmed++;
     for (const d of step.learned.refuted) k.stats[d].refuted++;
-    if (step.failure) return { calls, wall: options.lanes > 1 ? now : calls, stored, unresolved: frontier.unresolved, failure: step.failure };
+    if (step.failure)
+      return {
+        calls,
+        wall: options.lanes > 1 ? now : calls,
+        stored,
+        unresolved: frontier.unresolved,
+        failure: step.failure,
+      };
   }
   return { calls, wall: options.lanes > 1 ? now : calls, stored, unresolved: frontier.unresolved, failure: null };
 }
@@ -208,7 +229,9 @@ export function runWindowConcurrently(
 /** Events of the catalog that should have been stored for a window but were not. */
 export function lostIn(catalog: readonly CatalogEvent[], window: Interval, run: WindowRun): CatalogEvent[] {
   const inUnresolved = (t: number) => run.unresolved.some((r) => t > r.lo && t < r.hi);
-  return catalog.filter((e) => e.timeMs >= window.startMs && e.timeMs <= window.endMs && !run.stored.has(e.id) && !inUnresolved(e.timeMs));
+  return catalog.filter(
+    (e) => e.timeMs >= window.startMs && e.timeMs <= window.endMs && !run.stored.has(e.id) && !inUnresolved(e.timeMs),
+  );
 }
 
 export { preferOf, windowRegion };

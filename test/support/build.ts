@@ -28,7 +28,10 @@ export function ensureBuilt(): void {
     // Not built yet.
   }
   if (builtMs > newestMtimeMs(join(packageRoot, 'src'))) return;
-  execFileSync(process.execPath, [join(packageRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: packageRoot, stdio: 'inherit' });
+  execFileSync(process.execPath, [join(packageRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
+    cwd: packageRoot,
+    stdio: 'inherit',
+  });
 }
 
 /** vitest globalSetup of the fault suite. */

@@ -21,7 +21,11 @@ export async function startGatewayProxy(target: string): Promise<GatewayProxy> {
         const v = req.headers[name];
         if (typeof v === 'string') headers[name] = v;
       }
-      fetch(`${target}${req.url ?? '/'}`, { method: req.method ?? 'POST', headers, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined })
+      fetch(`${target}${req.url ?? '/'}`, {
+        method: req.method ?? 'POST',
+        headers,
+        body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
+      })
         .then(async (answer) => {
           const body = Buffer.from(await answer.arrayBuffer());
           res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });

@@ -20,4 +20,5 @@ export function problems(text: string): string[] {
 }
 
 /** An earthquake stream named `quakes` with these lines (line 3 onwards). */
-export const eq = (...lines: string[]) => ['earthquakes:', '  - name: quakes', ...lines.map((l) => `    ${l}`)].join('\n') + '\n';
+export const eq = (...lines: string[]) =>
+  ['earthquakes:', '  - name: quakes', ...lines.map((l) => `    ${l}`)].join('\n') + '\n';

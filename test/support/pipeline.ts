@@ -22,7 +22,15 @@ export function startPipeline(
   db: TestDatabase,
   emulator: RunningEmulator,
   key: string,
-  options: { attempts?: number; knowledgeTtlMs?: number; concurrency?: number; windowLanes?: number; billedCallsPerDay?: number | null; budgetRecheckMs?: number; prefix?: string } = {},
+  options: {
+    attempts?: number;
+    knowledgeTtlMs?: number;
+    concurrency?: number;
+    windowLanes?: number;
+    billedCallsPerDay?: number | null;
+    budgetRecheckMs?: number;
+    prefix?: string;
+  } = {},
 ): Pipeline {
   const connection = new Redis(redisUrl(), { maxRetriesPerRequest: null });
   // A second pipeline given the first one's prefix is a second worker process on the same queues.
@@ -31,8 +39,22 @@ export function startPipeline(
   const queues = { earthquake: openQueue('earthquake', settings), indicator: openQueue('indicator', settings) };
   const gateway = new UndiciGateway({ baseUrl: emulator.url, key, authHeader: 'authorization', timeoutMs: 10_000 });
   const workers = startWorkers(
-    { connection, prefix, concurrency: options.concurrency ?? 2, windowLanes: options.windowLanes ?? 1, failuresAllowed: options.attempts ?? 8, retryBaseDelayMs: 20, budgetRecheckMs: options.budgetRecheckMs },
-    { gateway, db: db.db, log: silentLog(), knowledgeTtlMs: options.knowledgeTtlMs ?? 3_600_000, budget: { billedCallsPerDay: options.billedCallsPerDay ?? null } },
+    {
+      connection,
+      prefix,
+      concurrency: options.concurrency ?? 2,
+      windowLanes: options.windowLanes ?? 1,
+      failuresAllowed: options.attempts ?? 8,
+      retryBaseDelayMs: 20,
+      budgetRecheckMs: options.budgetRecheckMs,
+    },
+    {
+      gateway,
+      db: db.db,
+      log: silentLog(),
+      knowledgeTtlMs: options.knowledgeTtlMs ?? 3_600_000,
+      budget: { billedCallsPerDay: options.billedCallsPerDay ?? null },
+    },
   );
   return {
     queues,

@@ -59,7 +59,10 @@ export function spawnCli(args: string[], env: Record<string, string>): CliProces
         const found = logs.find(match);
         if (found) finish(() => resolve(found));
       };
-      const timer = setTimeout(() => finish(() => reject(new Error(`no matching log line within ${timeoutMs} ms; stderr:\n${err}`))), timeoutMs);
+      const timer = setTimeout(
+        () => finish(() => reject(new Error(`no matching log line within ${timeoutMs} ms; stderr:\n${err}`))),
+        timeoutMs,
+      );
       waiters.add(check);
       void exited.then(({ code }) => {
         check();

@@ -57,7 +57,11 @@ export interface JobsDir {
 export function jobsDir(): JobsDir {
   const dir = mkdtempSync(join(tmpdir(), 'gi-jobs-'));
   const path = join(dir, 'jobs.yaml');
-  return { path, write: (yaml) => writeFileSync(path, yaml), remove: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    path,
+    write: (yaml) => writeFileSync(path, yaml),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }
 
 export interface InProcessService {
@@ -68,14 +72,22 @@ export interface InProcessService {
 }
 
 /** `start` without the process: the same wiring, for tests that look inside. */
-export async function startInProcess(a: ServiceEnvArgs, jobsPath: string, o: ServiceOptions = {}): Promise<InProcessService> {
+export async function startInProcess(
+  a: ServiceEnvArgs,
+  jobsPath: string,
+  o: ServiceOptions = {},
+): Promise<InProcessService> {
   const env = parseEnv(serviceEnv({ ...a, extra: { LOG_LEVEL: 'warn', ...a.extra } }));
   const file = await loadJobsFile(jobsPath);
   const session = await openSession(env, { needGateway: true });
-  const service = await startService({ ...session, startWorkers: (observer) => startSessionWorkers(session, observer) }, file, {
-    configPollMs: 0,
-    ...o,
-  });
+  const service = await startService(
+    { ...session, startWorkers: (observer) => startSessionWorkers(session, observer) },
+    file,
+    {
+      configPollMs: 0,
+      ...o,
+    },
+  );
   return {
     session,
     service,
@@ -115,7 +127,11 @@ export async function dropPrefix(prefix: string): Promise<void> {
   }
 }
 
-export async function waitFor<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -154,7 +170,13 @@ export interface ServiceFixture {
 }
 
 /** Starts the service on a fresh database against an emulator serving `events` (cap trusted, no probe call). */
-export async function startServiceFixture(o: { events: EarthquakeEvent[]; indicatorFiles: string[]; jobsYaml: string; key: string; prefix?: string }): Promise<ServiceFixture> {
+export async function startServiceFixture(o: {
+  events: EarthquakeEvent[];
+  indicatorFiles: string[];
+  jobsYaml: string;
+  key: string;
+  prefix?: string;
+}): Promise<ServiceFixture> {
   const prefix = o.prefix ?? uniquePrefix();
   const db = await createTestDatabase();
   const emulator = await startEmulator({ key: o.key, events: o.events, indicatorFiles: o.indicatorFiles });

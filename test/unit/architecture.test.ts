@@ -37,7 +37,7 @@ describe('architecture', () => {
 
   it('errors.ts is a leaf and domain/ depends on nothing but itself', () => {
     const bad = edges().filter(
-      (e) => (e.from === 'errors.ts') || (layer(e.from) === 'domain' && layer(e.to) !== 'domain'),
+      (e) => e.from === 'errors.ts' || (layer(e.from) === 'domain' && layer(e.to) !== 'domain'),
     );
     expect(bad).toEqual([]);
   });
@@ -53,18 +53,41 @@ describe('architecture', () => {
 
   it('lower layers never import higher ones', () => {
     const rank: Record<string, number> = {
-      errors: 0, domain: 0, paths: 0, log: 0, 'net-listen': 0,
-      config: 1, gateway: 1, planning: 1, db: 2, queue: 2, emulator: 2,
-      worker: 3, ingest: 4, service: 5, cli: 6,
+      errors: 0,
+      domain: 0,
+      paths: 0,
+      log: 0,
+      'net-listen': 0,
+      config: 1,
+      gateway: 1,
+      planning: 1,
+      db: 2,
+      queue: 2,
+      emulator: 2,
+      worker: 3,
+      ingest: 4,
+      service: 5,
+      cli: 6,
     };
-    const bad = edges().filter((e) => (rank[layer(e.to)] ?? 0) > (rank[layer(e.from)] ?? 0) && layer(e.to) !== layer(e.from));
+    const bad = edges().filter(
+      (e) => (rank[layer(e.to)] ?? 0) > (rank[layer(e.from)] ?? 0) && layer(e.to) !== layer(e.from),
+    );
     expect(bad).toEqual([]);
   });
 
   it('partition state literals live only in the domain and the partition module', () => {
     const owners = new Set(['domain/partition.ts', 'db/partitions.ts']);
     const literal = /'(pending|running|done|failed)'/;
-    const stray = sources.filter((f) => !owners.has(f.path) && literal.test(f.text.replace(/(worker|w)\.on\('failed'|state === 'failed' \|\| state === 'unknown'|'completed', 'failed'|'failed', 'completed'|JOB_STATES = \[[^\]]*\]|observe\(w\.name, 'failed'|\|\| 'failed'/g, '')));
+    const stray = sources.filter(
+      (f) =>
+        !owners.has(f.path) &&
+        literal.test(
+          f.text.replace(
+            /(worker|w)\.on\('failed'|state === 'failed' \|\| state === 'unknown'|'completed', 'failed'|'failed', 'completed'|JOB_STATES = \[[^\]]*\]|observe\(w\.name, 'failed'|\|\| 'failed'/g,
+            '',
+          ),
+        ),
+    );
     expect(stray.map((f) => f.path)).toEqual([]);
   });
 

@@ -1,14 +1,40 @@
 import { describe, expect, it } from 'vitest';
 import { enqueuedLine } from '../../src/cli/commands/backfill.js';
-import { controlText, formatBackfillList, formatControl, newestPerStream, parseBudgetArgument, parseMaxBilledCalls } from '../../src/cli/commands/backfill-control.js';
+import {
+  controlText,
+  formatBackfillList,
+  formatControl,
+  newestPerStream,
+  parseBudgetArgument,
+  parseMaxBilledCalls,
+} from '../../src/cli/commands/backfill-control.js';
 import { haltMessage } from '../../src/cli/session.js';
 import { formatDayBudget, formatHold, holdsByStream } from '../../src/cli/status-holds.js';
 import { parseEnv } from '../../src/config/env.js';
 import type { BackfillSummary } from '../../src/db/queries/backfills.js';
-import { applyControl, BACKFILL_ID_PATTERN, haltOf, newBackfillId, type BackfillSnapshot } from '../../src/domain/backfill.js';
-import { budgetRecheckDelayMs, budgetScopes, isUsedUp, nextUtcMidnightMs, refusalOf, utcDayOf } from '../../src/domain/budget.js';
+import {
+  applyControl,
+  BACKFILL_ID_PATTERN,
+  haltOf,
+  newBackfillId,
+  type BackfillSnapshot,
+} from '../../src/domain/backfill.js';
+import {
+  budgetRecheckDelayMs,
+  budgetScopes,
+  isUsedUp,
+  nextUtcMidnightMs,
+  refusalOf,
+  utcDayOf,
+} from '../../src/domain/budget.js';
 import { nextState } from '../../src/domain/partition.js';
-import { BackfillCancelledError, BackfillPausedError, BudgetExhaustedError, ConfigError, GatewayError } from '../../src/errors.js';
+import {
+  BackfillCancelledError,
+  BackfillPausedError,
+  BudgetExhaustedError,
+  ConfigError,
+  GatewayError,
+} from '../../src/errors.js';
 import { describeBackfill, streamKeysOf } from '../../src/ingest/backfills.js';
 import { budgetError, controlStop } from '../../src/worker/call.js';
 import { controlOutcome, MAX_RETRY_DELAY_MS, retryDelayMs } from '../../src/worker/run-workers.js';
@@ -35,8 +61,17 @@ describe('budget scopes and refusals', () => {
   });
 
   it('a refusal says what ends it: the next day, or a raised backfill cap', () => {
-    expect(refusalOf({ scope: 'day', day: '2025-06-01', cap: 100 }, NOW)).toEqual({ scope: 'day', cap: 100, untilMs: MIDNIGHT });
-    expect(refusalOf({ scope: 'backfill:bf-x', day: '1970-01-01', cap: 20 }, NOW)).toEqual({ scope: 'backfill', backfillId: 'bf-x', cap: 20, untilMs: null });
+    expect(refusalOf({ scope: 'day', day: '2025-06-01', cap: 100 }, NOW)).toEqual({
+      scope: 'day',
+      cap: 100,
+      untilMs: MIDNIGHT,
+    });
+    expect(refusalOf({ scope: 'backfill:bf-x', day: '1970-01-01', cap: 20 }, NOW)).toEqual({
+      scope: 'backfill',
+      backfillId: 'bf-x',
+      cap: 20,
+      untilMs: null,
+    });
     const day = budgetError({ scope: 'day', day: '2025-06-01', cap: 100 }, NOW);
     expect(day).toBeInstanceOf(BudgetExhaustedError);
     expect([day.scope, day.cap, day.until?.getTime(), day.backfillId]).toEqual(['day', 100, MIDNIGHT, null]);
@@ -97,7 +132,10 @@ describe('backfill control', () => {
     const day = new BudgetExhaustedError('day', 100, new Date(MIDNIGHT), null);
     expect(controlOutcome(day, MIDNIGHT - 1_000)).toEqual({ kind: 'hold', delayMs: 1_000 });
     expect(controlOutcome(day, NOW)).toEqual({ kind: 'hold', delayMs: 60_000 });
-    expect(controlOutcome(new BudgetExhaustedError('backfill', 20, null, 'bf-x'), NOW, 500)).toEqual({ kind: 'hold', delayMs: 500 });
+    expect(controlOutcome(new BudgetExhaustedError('backfill', 20, null, 'bf-x'), NOW, 500)).toEqual({
+      kind: 'hold',
+      delayMs: 500,
+    });
     expect(controlOutcome(new BackfillPausedError('bf-x'), NOW)).toEqual({ kind: 'drop' });
     expect(controlOutcome(new BackfillCancelledError('bf-x'), NOW)).toMatchObject({ kind: 'cancel' });
     expect(controlOutcome(new GatewayError('server', 'boom'), NOW)).toBeNull();
@@ -106,7 +144,15 @@ describe('backfill control', () => {
 });
 
 describe('what holds a backfill (--wait)', () => {
-  const base: BackfillSnapshot = { control: 'active', maxBilledCalls: 20, used: 5, dayUsed: 5, dayCap: null, nextDayMs: MIDNIGHT, jobsRunning: false };
+  const base: BackfillSnapshot = {
+    control: 'active',
+    maxBilledCalls: 20,
+    used: 5,
+    dayUsed: 5,
+    dayCap: null,
+    nextDayMs: MIDNIGHT,
+    jobsRunning: false,
+  };
 
   it('paused and cancelled hold at once', () => {
     expect(haltOf({ ...base, control: 'paused' })).toEqual({ kind: 'paused' });
@@ -118,15 +164,25 @@ describe('what holds a backfill (--wait)', () => {
     expect(haltOf({ ...base, used: 20, jobsRunning: true })).toBeNull();
     expect(haltOf({ ...base, used: 20 })).toEqual({ kind: 'budget', scope: 'backfill', used: 20, cap: 20 });
     expect(haltOf({ ...base, maxBilledCalls: null, used: 500 })).toBeNull();
-    expect(haltOf({ ...base, dayCap: 10, dayUsed: 10 })).toEqual({ kind: 'budget', scope: 'day', used: 10, cap: 10, untilMs: MIDNIGHT });
+    expect(haltOf({ ...base, dayCap: 10, dayUsed: 10 })).toEqual({
+      kind: 'budget',
+      scope: 'day',
+      used: 10,
+      cap: 10,
+      untilMs: MIDNIGHT,
+    });
   });
 
   it('says which, and how to go on', () => {
     expect(haltMessage({ kind: 'budget', scope: 'backfill', used: 20, cap: 20 }, 'bf-x')).toBe(
       'paused by budget: 20 of 20 billed calls; raise with `gateway-ingest backfill budget bf-x N` (or `backfill resume bf-x --max-billed-calls N`)',
     );
-    expect(haltMessage({ kind: 'budget', scope: 'day', used: 10, cap: 10, untilMs: MIDNIGHT }, 'bf-x')).toMatch(/^paused by budget: 10 of 10 .*BILLED_CALLS_PER_DAY.*2025-06-02T00:00:00Z/);
-    expect(haltMessage({ kind: 'paused' }, 'bf-x')).toBe('paused by user: `gateway-ingest backfill resume bf-x` continues it');
+    expect(haltMessage({ kind: 'budget', scope: 'day', used: 10, cap: 10, untilMs: MIDNIGHT }, 'bf-x')).toMatch(
+      /^paused by budget: 10 of 10 .*BILLED_CALLS_PER_DAY.*2025-06-02T00:00:00Z/,
+    );
+    expect(haltMessage({ kind: 'paused' }, 'bf-x')).toBe(
+      'paused by user: `gateway-ingest backfill resume bf-x` continues it',
+    );
     expect(haltMessage({ kind: 'cancelled' }, 'bf-x')).toMatch(/^cancelled: /);
   });
 });
@@ -135,7 +191,8 @@ describe('backfill commands', () => {
   it('--max-billed-calls and budget take a positive whole number (budget also `none`)', () => {
     expect(parseMaxBilledCalls('--max-billed-calls', undefined)).toBeNull();
     expect(parseMaxBilledCalls('--max-billed-calls', '20')).toBe(20);
-    for (const bad of ['0', '-1', '1.5', 'x', '', '99999999999']) expect(() => parseMaxBilledCalls('--max-billed-calls', bad)).toThrow(/--max-billed-calls/);
+    for (const bad of ['0', '-1', '1.5', 'x', '', '99999999999'])
+      expect(() => parseMaxBilledCalls('--max-billed-calls', bad)).toThrow(/--max-billed-calls/);
     expect(parseBudgetArgument('none')).toBeNull();
     expect(parseBudgetArgument('40')).toBe(40);
   });
@@ -152,17 +209,33 @@ describe('backfill commands', () => {
   });
 
   it('names what a backfill covers, and its streams', () => {
-    const quake = { operation: 'earthquake' as const, filters: { minMagnitude: 2.5, circle: null }, fromMs: Date.parse('2025-05-01T00:00:00Z'), toMs: Date.parse('2025-06-10T00:00:00Z') };
-    expect(describeBackfill(quake)).toBe('earthquakes 2025-05-01T00:00:00Z..2025-06-10T00:00:00Z, magnitude >= 2.5, worldwide');
+    const quake = {
+      operation: 'earthquake' as const,
+      filters: { minMagnitude: 2.5, circle: null },
+      fromMs: Date.parse('2025-05-01T00:00:00Z'),
+      toMs: Date.parse('2025-06-10T00:00:00Z'),
+    };
+    expect(describeBackfill(quake)).toBe(
+      'earthquakes 2025-05-01T00:00:00Z..2025-06-10T00:00:00Z, magnitude >= 2.5, worldwide',
+    );
     expect(streamKeysOf(quake)).toEqual(['earthquake:m2.5']);
-    const series = { operation: 'indicator' as const, indicators: ['SP.POP.TOTL'], countries: ['US', 'WLD'], fromYear: 1960, toYear: 2024, streamName: 'macro' };
+    const series = {
+      operation: 'indicator' as const,
+      indicators: ['SP.POP.TOTL'],
+      countries: ['US', 'WLD'],
+      fromYear: 1960,
+      toYear: 2024,
+      streamName: 'macro',
+    };
     expect(describeBackfill(series)).toBe('stream macro: indicators SP.POP.TOTL x US,WLD 1960..2024');
     expect(streamKeysOf(series)).toEqual(['indicator:SP.POP.TOTL:US', 'indicator:SP.POP.TOTL:WLD']);
   });
 
   it('prints the id when enqueued', () => {
     const summary = { streamKey: 'earthquake:all', planned: 2, added: 2, alreadyQueued: 0, partitionKeys: ['a', 'b'] };
-    expect(enqueuedLine('bf-20250601-3fa2', [summary], 20)).toBe('backfill bf-20250601-3fa2: 2 partitions enqueued, at most 20 billed calls; `gateway-ingest backfill pause|resume|cancel bf-20250601-3fa2` controls it');
+    expect(enqueuedLine('bf-20250601-3fa2', [summary], 20)).toBe(
+      'backfill bf-20250601-3fa2: 2 partitions enqueued, at most 20 billed calls; `gateway-ingest backfill pause|resume|cancel bf-20250601-3fa2` controls it',
+    );
     expect(enqueuedLine('bf-x', [{ ...summary, planned: 0 }], null)).toBe('backfill bf-x: nothing to fetch');
   });
 
@@ -184,7 +257,9 @@ describe('backfill commands', () => {
     expect(controlText(summary())).toBe('paused by budget');
     expect(controlText(summary({ budgetUsed: 3 }))).toBe('active');
     expect(controlText(summary({ control: 'paused' }))).toBe('paused');
-    expect(controlText(summary({ partitions: { total: 2, done: 2, partial: 0, failed: 0, unfinished: 0 } }))).toBe('finished');
+    expect(controlText(summary({ partitions: { total: 2, done: 2, partial: 0, failed: 0, unfinished: 0 } }))).toBe(
+      'finished',
+    );
     expect(formatBackfillList([summary()])).toBe(
       'bf-20250601-3fa2  paused by budget  created 2025-06-01T13:45:00Z\n' +
         '  earthquakes 2025-05-01T00:00:00Z..2025-06-10T00:00:00Z, any magnitude, worldwide\n' +
@@ -194,37 +269,86 @@ describe('backfill commands', () => {
   });
 
   it('control commands say what they did', () => {
-    const backfill = { id: 'bf-x', operation: 'earthquake' as const, description: '', streamKeys: [], maxBilledCalls: null, control: 'paused' as const, createdAt: new Date(NOW), updatedAt: new Date(NOW) };
-    expect(formatControl('pause', { backfill, removed: 3, running: 1, cancelled: 0, requeued: 0 })).toMatch(/^backfill bf-x: paused; 3 queued jobs taken off, 1 running stop before their next call/);
-    expect(formatControl('cancel', { backfill, removed: 3, running: 1, cancelled: 3, requeued: 0 })).toMatch(/3 partitions marked cancelled, 1 running finish their current call and stop/);
-    expect(formatControl('resume', { backfill: { ...backfill, maxBilledCalls: 40 }, removed: 0, running: 0, cancelled: 0, requeued: 4 })).toBe('backfill bf-x: active (max 40 billed calls); 4 partitions queued again');
+    const backfill = {
+      id: 'bf-x',
+      operation: 'earthquake' as const,
+      description: '',
+      streamKeys: [],
+      maxBilledCalls: null,
+      control: 'paused' as const,
+      createdAt: new Date(NOW),
+      updatedAt: new Date(NOW),
+    };
+    expect(formatControl('pause', { backfill, removed: 3, running: 1, cancelled: 0, requeued: 0 })).toMatch(
+      /^backfill bf-x: paused; 3 queued jobs taken off, 1 running stop before their next call/,
+    );
+    expect(formatControl('cancel', { backfill, removed: 3, running: 1, cancelled: 3, requeued: 0 })).toMatch(
+      /3 partitions marked cancelled, 1 running finish their current call and stop/,
+    );
+    expect(
+      formatControl('resume', {
+        backfill: { ...backfill, maxBilledCalls: 40 },
+        removed: 0,
+        running: 0,
+        cancelled: 0,
+        requeued: 4,
+      }),
+    ).toBe('backfill bf-x: active (max 40 billed calls); 4 partitions queued again');
   });
 });
 
 describe('status: what holds a stream', () => {
-  const group = { streamKey: 'earthquake:all', backfillId: 'bf-x', control: 'active', maxBilledCalls: 20, budgetUsed: 20, unfinished: 3 };
+  const group = {
+    streamKey: 'earthquake:all',
+    backfillId: 'bf-x',
+    control: 'active',
+    maxBilledCalls: 20,
+    budgetUsed: 20,
+    unfinished: 3,
+  };
   const day = { day: '2025-06-01', used: 5, cap: null, untilMs: MIDNIGHT };
 
   it('a backfill at its cap, a paused one, and the day budget', () => {
     expect(holdsByStream([group], day).get('earthquake:all')).toEqual([
       { kind: 'budget', scope: 'backfill', backfillId: 'bf-x', used: 20, cap: 20, until: null, partitions: 3 },
     ]);
-    expect(holdsByStream([{ ...group, control: 'paused' }], day).get('earthquake:all')).toEqual([{ kind: 'paused', backfillId: 'bf-x', partitions: 3 }]);
+    expect(holdsByStream([{ ...group, control: 'paused' }], day).get('earthquake:all')).toEqual([
+      { kind: 'paused', backfillId: 'bf-x', partitions: 3 },
+    ]);
     expect(holdsByStream([{ ...group, budgetUsed: 2 }], day).size).toBe(0);
     const dayUsedUp = { ...day, used: 10, cap: 10 };
-    expect(holdsByStream([{ ...group, backfillId: null, control: null, maxBilledCalls: null, budgetUsed: 0 }], dayUsedUp).get('earthquake:all')).toEqual([
-      { kind: 'budget', scope: 'day', used: 10, cap: 10, until: '2025-06-02T00:00:00Z', partitions: 3 },
-    ]);
+    expect(
+      holdsByStream(
+        [{ ...group, backfillId: null, control: null, maxBilledCalls: null, budgetUsed: 0 }],
+        dayUsedUp,
+      ).get('earthquake:all'),
+    ).toEqual([{ kind: 'budget', scope: 'day', used: 10, cap: 10, until: '2025-06-02T00:00:00Z', partitions: 3 }]);
   });
 
   it('prints "paused by budget until ..." and the day budget', () => {
-    expect(formatHold({ kind: 'budget', scope: 'day', used: 10, cap: 10, until: '2025-06-02T00:00:00Z', partitions: 3 })).toBe(
+    expect(
+      formatHold({ kind: 'budget', scope: 'day', used: 10, cap: 10, until: '2025-06-02T00:00:00Z', partitions: 3 }),
+    ).toBe(
       '  paused by budget until 2025-06-02T00:00:00Z: 10 of 10 billed calls of BILLED_CALLS_PER_DAY used today (3 partitions waiting)',
     );
-    expect(formatHold({ kind: 'budget', scope: 'backfill', backfillId: 'bf-x', used: 20, cap: 20, until: null, partitions: 1 })).toMatch(/^ {2}paused by budget until raised: backfill bf-x used 20 of 20 billed calls \(1 partition waiting;/);
+    expect(
+      formatHold({
+        kind: 'budget',
+        scope: 'backfill',
+        backfillId: 'bf-x',
+        used: 20,
+        cap: 20,
+        until: null,
+        partitions: 1,
+      }),
+    ).toMatch(/^ {2}paused by budget until raised: backfill bf-x used 20 of 20 billed calls \(1 partition waiting;/);
     expect(formatHold({ kind: 'paused', backfillId: 'bf-x', partitions: 2 })).toMatch(/^ {2}paused: backfill bf-x/);
-    expect(formatDayBudget({ ...day, used: 4, cap: 10 })).toBe('day budget (UTC 2025-06-01): 4 of 10 billed calls used, 6 left');
-    expect(formatDayBudget({ ...day, used: 10, cap: 10 })).toBe('day budget (UTC 2025-06-01): 10 of 10 billed calls used: used up, paused by budget until 2025-06-02T00:00:00Z');
+    expect(formatDayBudget({ ...day, used: 4, cap: 10 })).toBe(
+      'day budget (UTC 2025-06-01): 4 of 10 billed calls used, 6 left',
+    );
+    expect(formatDayBudget({ ...day, used: 10, cap: 10 })).toBe(
+      'day budget (UTC 2025-06-01): 10 of 10 billed calls used: used up, paused by budget until 2025-06-02T00:00:00Z',
+    );
     expect(formatDayBudget(day)).toMatch(/no daily cap/);
   });
 });
@@ -233,7 +357,8 @@ describe('environment', () => {
   it('BILLED_CALLS_PER_DAY is an optional positive whole number', () => {
     expect(parseEnv({}).billedCallsPerDay).toBeNull();
     expect(parseEnv({ BILLED_CALLS_PER_DAY: '500' }).billedCallsPerDay).toBe(500);
-    for (const bad of ['0', '-3', '1.5', 'lots']) expect(() => parseEnv({ BILLED_CALLS_PER_DAY: bad })).toThrow(/BILLED_CALLS_PER_DAY/);
+    for (const bad of ['0', '-3', '1.5', 'lots'])
+      expect(() => parseEnv({ BILLED_CALLS_PER_DAY: bad })).toThrow(/BILLED_CALLS_PER_DAY/);
   });
 
   it('DASHBOARD_TOKEN is at least 16 visible ASCII characters, and never echoed', () => {

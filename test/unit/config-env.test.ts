@@ -10,7 +10,13 @@ describe('parseEnv', () => {
     const env = parseEnv({});
     expect(env.databaseUrl).toBe('postgres://postgres:postgres@127.0.0.1:5432/gateway_ingest');
     expect(env.redisUrl).toBe('redis://127.0.0.1:6379');
-    expect(env.gateway).toEqual({ baseUrl: null, key: null, authHeader: 'authorization', timeoutMs: 30_000, allowInsecureHttp: false });
+    expect(env.gateway).toEqual({
+      baseUrl: null,
+      key: null,
+      authHeader: 'authorization',
+      timeoutMs: 30_000,
+      allowInsecureHttp: false,
+    });
     expect(env.httpPort).toBe(9464);
   });
 
@@ -25,7 +31,13 @@ describe('parseEnv', () => {
       WORKER_CONCURRENCY: '8',
     });
     expect(env.redisUrl).toBe('redis://127.0.0.1:6379/3');
-    expect(env.gateway).toEqual({ baseUrl: 'https://gw.example', key: 'k', authHeader: 'x-api-key', timeoutMs: 5000, allowInsecureHttp: false });
+    expect(env.gateway).toEqual({
+      baseUrl: 'https://gw.example',
+      key: 'k',
+      authHeader: 'x-api-key',
+      timeoutMs: 5000,
+      allowInsecureHttp: false,
+    });
     expect(env.queuePrefix).toBe('prod');
     expect(env.workerConcurrency).toBe(8);
   });
@@ -122,12 +134,17 @@ describe('plain http to the gateway', () => {
     expect(isLoopbackHost(new URL(`http://${host}:8080`).hostname)).toBe(true);
   });
 
-  it.each(['10.0.0.1', 'gw.example', '[::2]', '128.0.0.1', 'localhost.example'])('treats %s as another machine', (host) => {
-    expect(isLoopbackHost(new URL(`http://${host}`).hostname)).toBe(false);
-  });
+  it.each(['10.0.0.1', 'gw.example', '[::2]', '128.0.0.1', 'localhost.example'])(
+    'treats %s as another machine',
+    (host) => {
+      expect(isLoopbackHost(new URL(`http://${host}`).hostname)).toBe(false);
+    },
+  );
 
   it('refuses http:// off this machine unless allowed, and says why', () => {
-    expect(insecureGatewayProblem('http://gw.example:8080', false)).toMatch(/GATEWAY_BASE_URL is plain http:\/\/ to gw\.example:8080.*MARKET_KEY would travel in clear.*--allow-insecure-http.*GATEWAY_ALLOW_INSECURE_HTTP=1/);
+    expect(insecureGatewayProblem('http://gw.example:8080', false)).toMatch(
+      /GATEWAY_BASE_URL is plain http:\/\/ to gw\.example:8080.*MARKET_KEY would travel in clear.*--allow-insecure-http.*GATEWAY_ALLOW_INSECURE_HTTP=1/,
+    );
     expect(insecureGatewayProblem('http://gw.example:8080', true)).toBeNull();
     expect(insecureGatewayProblem('https://gw.example', false)).toBeNull();
     expect(insecureGatewayProblem('http://127.0.0.1:9999', false)).toBeNull();
@@ -138,7 +155,10 @@ describe('plain http to the gateway', () => {
     const env = { GATEWAY_BASE_URL: 'http://gw.example', MARKET_KEY: 'secret-key' };
     expect(() => gatewayFromEnv(loadEnv(env))).toThrow(UsageError);
     expect(() => gatewayFromEnv(loadEnv(env))).not.toThrow(/secret-key/);
-    for (const resolved of [loadEnv(env, { allowInsecureHttp: true }), loadEnv({ ...env, GATEWAY_ALLOW_INSECURE_HTTP: '1' })]) {
+    for (const resolved of [
+      loadEnv(env, { allowInsecureHttp: true }),
+      loadEnv({ ...env, GATEWAY_ALLOW_INSECURE_HTTP: '1' }),
+    ]) {
       const gateway = gatewayFromEnv(resolved);
       expect(gateway.baseUrl).toBe('http://gw.example');
       await gateway.close();
@@ -171,10 +191,22 @@ describe('earthquake backfill flags', () => {
     [{ fromYear: '1959' }, '--from-year: --from-year 1959 is before 1960, the first year with data'],
     [{ toYear: '1950' }, '--to-year: --to-year 1950 is before 1960, the first year with data'],
   ])('an indicator year range %o names the flag at fault', (years, message) => {
-    expect(() => parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['US'], ...years }, 2026)).toThrow(new UsageError(message));
+    expect(() => parseIndicatorFlags({ indicator: ['SP.POP.TOTL'], country: ['US'], ...years }, 2026)).toThrow(
+      new UsageError(message),
+    );
   });
   it('clamps --to to now and builds the circle', () => {
-    const p = parseEarthquakeFlags({ from: '2026-11-01', to: '2027-01-01', latitude: '36.7', longitude: '-119.4', radiusKm: '400', minMagnitude: '2.5' }, now);
+    const p = parseEarthquakeFlags(
+      {
+        from: '2026-11-01',
+        to: '2027-01-01',
+        latitude: '36.7',
+        longitude: '-119.4',
+        radiusKm: '400',
+        minMagnitude: '2.5',
+      },
+      now,
+    );
     expect(p.toMs).toBe(now);
     expect(p.filters).toEqual({ minMagnitude: 2.5, circle: { latitude: 36.7, longitude: -119.4, radiusKm: 400 } });
   });

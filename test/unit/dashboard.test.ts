@@ -24,15 +24,38 @@ function request(headers: Record<string, string>): IncomingMessage {
 
 function status(streamKey: string, overrides: Partial<StreamStatus> = {}): StreamStatus {
   return {
-    streamKey, operation: 'earthquake', name: null, params: null, partitions: { done: 1, pending: 0, running: 0, partial: 0, failed: 0 },
-    rowsWritten: 3, calls: 2, billedCalls: 2, billedUnknown: 0, units: 3, billedCallsToday: 1, unitsToday: 1, lastSuccessAt: new Date(NOW - HOUR),
-    lastError: null, lastErrorKind: null, failedPartitions: [], partialPartitions: [], ...overrides,
+    streamKey,
+    operation: 'earthquake',
+    name: null,
+    params: null,
+    partitions: { done: 1, pending: 0, running: 0, partial: 0, failed: 0 },
+    rowsWritten: 3,
+    calls: 2,
+    billedCalls: 2,
+    billedUnknown: 0,
+    units: 3,
+    billedCallsToday: 1,
+    unitsToday: 1,
+    lastSuccessAt: new Date(NOW - HOUR),
+    lastError: null,
+    lastErrorKind: null,
+    failedPartitions: [],
+    partialPartitions: [],
+    ...overrides,
   };
 }
 
 function inputs(overrides: Partial<PageInputs> = {}): PageInputs {
   return {
-    nowMs: NOW, status: [], freshness: new Map(), ranges: [], file: null, daily: [], backfills: [], dayBudgetUsed: 0, billedCallsPerDay: null,
+    nowMs: NOW,
+    status: [],
+    freshness: new Map(),
+    ranges: [],
+    file: null,
+    daily: [],
+    backfills: [],
+    dayBudgetUsed: 0,
+    billedCallsPerDay: null,
     ...overrides,
   };
 }
@@ -49,11 +72,15 @@ describe('dashboard html', () => {
 
 describe('dashboard timeline', () => {
   it('time: done time is taken out of the other states; gaps are everything not done', () => {
-    const t = buildTimeline('time', { start: 0, end: 100 }, states([
-      [S.done, [{ start: 60, end: 100 }]],
-      [S.failed, [{ start: 20, end: 70 }]],
-      [S.pending, [{ start: 200, end: 300 }]],
-    ]));
+    const t = buildTimeline(
+      'time',
+      { start: 0, end: 100 },
+      states([
+        [S.done, [{ start: 60, end: 100 }]],
+        [S.failed, [{ start: 20, end: 70 }]],
+        [S.pending, [{ start: 200, end: 300 }]],
+      ]),
+    );
     expect(t?.layers.find((l) => l.state === S.failed)?.ranges).toEqual([{ start: 20, end: 60 }]);
     expect(t?.layers.find((l) => l.state === S.pending)?.ranges).toEqual([]);
     expect(t?.gaps).toEqual([{ start: 0, end: 60 }]);
@@ -61,10 +88,14 @@ describe('dashboard timeline', () => {
   });
 
   it('years: whole years, a failed chunk shows only the years no done chunk holds', () => {
-    const t = buildTimeline('year', { start: 2015, end: 2026 }, states([
-      [S.done, [{ start: 2015, end: 2020 }]],
-      [S.failed, [{ start: 2018, end: 2022 }]],
-    ]));
+    const t = buildTimeline(
+      'year',
+      { start: 2015, end: 2026 },
+      states([
+        [S.done, [{ start: 2015, end: 2020 }]],
+        [S.failed, [{ start: 2018, end: 2022 }]],
+      ]),
+    );
     expect(t?.layers.find((l) => l.state === S.failed)?.ranges).toEqual([{ start: 2021, end: 2022 }]);
     expect(t?.gaps).toEqual([{ start: 2021, end: 2026 }]);
     expect(t?.coveredFraction).toBeCloseTo(6 / 12);
@@ -81,12 +112,15 @@ describe('dashboard timeline', () => {
 describe('dashboard billed chart', () => {
   it('30 UTC days ending today, zero-filled, operations added up', () => {
     const today = '2025-06-15';
-    const days = dayBars([
-      { day: today, operation: 'earthquake', billedCalls: 3 },
-      { day: today, operation: 'indicator', billedCalls: 2 },
-      { day: '2025-06-01', operation: 'earthquake', billedCalls: 40 },
-      { day: '2025-05-01', operation: 'earthquake', billedCalls: 99 },
-    ], NOW);
+    const days = dayBars(
+      [
+        { day: today, operation: 'earthquake', billedCalls: 3 },
+        { day: today, operation: 'indicator', billedCalls: 2 },
+        { day: '2025-06-01', operation: 'earthquake', billedCalls: 40 },
+        { day: '2025-05-01', operation: 'earthquake', billedCalls: 99 },
+      ],
+      NOW,
+    );
     expect(days).toHaveLength(30);
     expect(days[0]?.day).toBe('2025-05-17');
     expect(days.at(-1)).toEqual({ day: today, byOperation: { earthquake: 3, indicator: 2 }, total: 5 });
@@ -106,10 +140,18 @@ describe('dashboard billed chart', () => {
 
 describe('dashboard page', () => {
   it('joins jobs.yaml: declared streams that never ran are listed with their schedule', () => {
-    const file = parseJobsFile('earthquakes:\n  - name: quakes\n    every: 10m\n    min_magnitude: 2.5\nindicators:\n  - name: macro\n    indicators: [SP.POP.TOTL]\n    countries: [US, CHN]\n    schedule: "0 4 * * 1"\n', 'jobs.yaml', () => new Date(NOW));
+    const file = parseJobsFile(
+      'earthquakes:\n  - name: quakes\n    every: 10m\n    min_magnitude: 2.5\nindicators:\n  - name: macro\n    indicators: [SP.POP.TOTL]\n    countries: [US, CHN]\n    schedule: "0 4 * * 1"\n',
+      'jobs.yaml',
+      () => new Date(NOW),
+    );
     const declared = declaredStreams(file, 2025);
     expect([...declared.keys()]).toEqual(['earthquake:m2.5', 'indicator:SP.POP.TOTL:US', 'indicator:SP.POP.TOTL:CHN']);
-    expect(declared.get('indicator:SP.POP.TOTL:US')).toMatchObject({ name: 'macro', schedule: 'cron "0 4 * * 1" UTC', range: { unit: 'year', from: 2016, to: 2025 } });
+    expect(declared.get('indicator:SP.POP.TOTL:US')).toMatchObject({
+      name: 'macro',
+      schedule: 'cron "0 4 * * 1" UTC',
+      range: { unit: 'year', from: 2016, to: 2025 },
+    });
     const model = buildPageModel(inputs({ file }));
     expect(model.streams.map((s) => [s.status.streamKey, s.schedule, s.timeline?.unit ?? null])).toEqual([
       ['earthquake:m2.5', 'every 10m', null],
@@ -125,11 +167,35 @@ describe('dashboard page', () => {
       failedPartitions: [{ partitionKey: 'w1', error: '</li><script>alert(2)</script>', kind: 'server' }],
       lastError: '</li><script>alert(2)</script>',
     });
-    const page = renderStatusPage(buildPageModel(inputs({
-      status: [evil],
-      freshness: new Map([['earthquake:all', { newestEventTime: new Date(NOW - 5 * 60_000), lastValueYear: null, doneWindows: [], doneYears: [], proven: [], deletedEvents: 0, revisedLastDay: 0 }]]),
-      ranges: [{ streamKey: 'earthquake:all', state: S.failed, windows: [{ start: NOW - 2 * DAY_MS, end: NOW - DAY_MS }], years: [] }],
-    })));
+    const page = renderStatusPage(
+      buildPageModel(
+        inputs({
+          status: [evil],
+          freshness: new Map([
+            [
+              'earthquake:all',
+              {
+                newestEventTime: new Date(NOW - 5 * 60_000),
+                lastValueYear: null,
+                doneWindows: [],
+                doneYears: [],
+                proven: [],
+                deletedEvents: 0,
+                revisedLastDay: 0,
+              },
+            ],
+          ]),
+          ranges: [
+            {
+              streamKey: 'earthquake:all',
+              state: S.failed,
+              windows: [{ start: NOW - 2 * DAY_MS, end: NOW - DAY_MS }],
+              years: [],
+            },
+          ],
+        }),
+      ),
+    );
     expect(page).not.toContain('<script');
     expect(page).not.toContain('<img');
     expect(page).toContain('&lt;img src=x onerror=alert(1)&gt;');
@@ -145,7 +211,12 @@ describe('dashboard page', () => {
   });
 
   it('ages read as a person would say them', () => {
-    expect([5_000, 600_000, 5 * HOUR, 3 * DAY_MS].map(formatAge)).toEqual(['5 s ago', '10 min ago', '5 h ago', '3 days ago']);
+    expect([5_000, 600_000, 5 * HOUR, 3 * DAY_MS].map(formatAge)).toEqual([
+      '5 s ago',
+      '10 min ago',
+      '5 h ago',
+      '3 days ago',
+    ]);
   });
 });
 
@@ -154,25 +225,79 @@ describe('dashboard token', () => {
   const url = (path: string) => new URL(path, 'http://localhost');
 
   it('accepts the bearer token or the cookie, and nothing else', () => {
-    expect(checkToken(request({ authorization: `Bearer ${token}` }), url('/queues/api/queues'), token, '/queues')).toEqual({ kind: 'allow' });
-    expect(checkToken(request({ authorization: 'Bearer nope' }), url('/queues'), token, '/queues')).toEqual({ kind: 'deny' });
+    expect(
+      checkToken(request({ authorization: `Bearer ${token}` }), url('/queues/api/queues'), token, '/queues'),
+    ).toEqual({ kind: 'allow' });
+    expect(checkToken(request({ authorization: 'Bearer nope' }), url('/queues'), token, '/queues')).toEqual({
+      kind: 'deny',
+    });
     expect(checkToken(request({}), url('/queues'), token, '/queues')).toEqual({ kind: 'deny' });
-    expect(checkToken(request({ cookie: `a=b; ${TOKEN_COOKIE}=${cookieValue(token)}` }), url('/queues'), token, '/queues')).toEqual({ kind: 'allow' });
-    expect(checkToken(request({ cookie: `${TOKEN_COOKIE}=${token}` }), url('/queues'), token, '/queues')).toEqual({ kind: 'deny' });
-    expect(checkToken(request({ cookie: `${TOKEN_COOKIE}=${cookieValue('other-token-entirely')}` }), url('/queues'), token, '/queues')).toEqual({ kind: 'deny' });
+    expect(
+      checkToken(request({ cookie: `a=b; ${TOKEN_COOKIE}=${cookieValue(token)}` }), url('/queues'), token, '/queues'),
+    ).toEqual({ kind: 'allow' });
+    expect(checkToken(request({ cookie: `${TOKEN_COOKIE}=${token}` }), url('/queues'), token, '/queues')).toEqual({
+      kind: 'deny',
+    });
+    expect(
+      checkToken(
+        request({ cookie: `${TOKEN_COOKIE}=${cookieValue('other-token-entirely')}` }),
+        url('/queues'),
+        token,
+        '/queues',
+      ),
+    ).toEqual({ kind: 'deny' });
   });
 
   it('?token= signs in: a cookie, and the same URL without the token', () => {
-    const d = checkToken(request({ 'x-forwarded-proto': 'https' }), url(`/queues/queue/x?token=${token}&page=2`), token, '/queues');
-    expect(d).toEqual({ kind: 'sign-in', location: '/queues/queue/x?page=2', cookie: `${TOKEN_COOKIE}=${cookieValue(token)}; Path=/queues; HttpOnly; SameSite=Strict; Secure` });
+    const d = checkToken(
+      request({ 'x-forwarded-proto': 'https' }),
+      url(`/queues/queue/x?token=${token}&page=2`),
+      token,
+      '/queues',
+    );
+    expect(d).toEqual({
+      kind: 'sign-in',
+      location: '/queues/queue/x?page=2',
+      cookie: `${TOKEN_COOKIE}=${cookieValue(token)}; Path=/queues; HttpOnly; SameSite=Strict; Secure`,
+    });
     expect(checkToken(request({}), url('/queues?token=wrong'), token, '/queues')).toEqual({ kind: 'deny' });
   });
 });
 
 describe('freshness metric', () => {
   it('is the newest event, or the end of the last year holding a value', () => {
-    expect(newestDataMs({ newestEventTime: new Date(NOW), lastValueYear: null, doneWindows: [], doneYears: [], proven: [], deletedEvents: 0, revisedLastDay: 0 })).toBe(NOW);
-    expect(newestDataMs({ newestEventTime: null, lastValueYear: 2016, doneWindows: [], doneYears: [], proven: [], deletedEvents: 0, revisedLastDay: 0 })).toBe(Date.UTC(2017, 0, 1));
-    expect(newestDataMs({ newestEventTime: null, lastValueYear: null, doneWindows: [], doneYears: [], proven: [], deletedEvents: 0, revisedLastDay: 0 })).toBeNull();
+    expect(
+      newestDataMs({
+        newestEventTime: new Date(NOW),
+        lastValueYear: null,
+        doneWindows: [],
+        doneYears: [],
+        proven: [],
+        deletedEvents: 0,
+        revisedLastDay: 0,
+      }),
+    ).toBe(NOW);
+    expect(
+      newestDataMs({
+        newestEventTime: null,
+        lastValueYear: 2016,
+        doneWindows: [],
+        doneYears: [],
+        proven: [],
+        deletedEvents: 0,
+        revisedLastDay: 0,
+      }),
+    ).toBe(Date.UTC(2017, 0, 1));
+    expect(
+      newestDataMs({
+        newestEventTime: null,
+        lastValueYear: null,
+        doneWindows: [],
+        doneYears: [],
+        proven: [],
+        deletedEvents: 0,
+        revisedLastDay: 0,
+      }),
+    ).toBeNull();
   });
 });

@@ -1,11 +1,24 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { GROUP_SPAN_MS, MOVE_MS, judgeCheck, planChecks, provenByWindow, type Candidate } from '../../src/planning/deletions.js';
+import {
+  GROUP_SPAN_MS,
+  MOVE_MS,
+  judgeCheck,
+  planChecks,
+  provenByWindow,
+  type Candidate,
+} from '../../src/planning/deletions.js';
 
-const candidates = fc.uniqueArray(fc.record({ id: fc.string({ minLength: 1, maxLength: 6 }), timeMs: fc.integer({ min: 1e12, max: 1e12 + 30 * 86_400_000 }) }), {
-  selector: (c) => c.id,
-  maxLength: 40,
-});
+const candidates = fc.uniqueArray(
+  fc.record({
+    id: fc.string({ minLength: 1, maxLength: 6 }),
+    timeMs: fc.integer({ min: 1e12, max: 1e12 + 30 * 86_400_000 }),
+  }),
+  {
+    selector: (c) => c.id,
+    maxLength: 40,
+  },
+);
 
 describe('deletion checks', () => {
   it('cover every candidate once, each check reaching MOVE_MS beyond its candidates and spanning at most GROUP_SPAN_MS of them', () => {
@@ -27,22 +40,40 @@ describe('deletion checks', () => {
 
   it('an answer that may be truncated never marks anything; a complete one marks exactly the missing candidates', () => {
     fc.assert(
-      fc.property(candidates.filter((cs) => cs.length > 0), fc.integer({ min: 1, max: 250 }), fc.integer({ min: 1, max: 200 }), fc.double({ min: 0, max: 1, noNaN: true }), (cs, size, cap, share) => {
-        const [check] = planChecks(cs);
-        const mine = cs.filter((c) => check!.ids.includes(c.id));
-        const answer = new Set(mine.filter((_, i) => i < share * mine.length).map((c) => c.id));
-        const v = judgeCheck(check!, cs, answer, Math.max(size, answer.size), cap);
-        expect([...v.present].sort()).toEqual([...answer].sort());
-        if (Math.max(size, answer.size) >= cap) {
-          expect(v.absent).toEqual([]);
-          // What is still unproven is asked again in smaller checks, or left (a lone event).
-          const again = v.again.flatMap((c) => c.ids).sort();
-          expect(again).toEqual(check!.ids.length === 1 ? [] : mine.filter((c) => !answer.has(c.id)).map((c) => c.id).sort());
-        } else {
-          expect(v.absent.sort()).toEqual(mine.filter((c) => !answer.has(c.id)).map((c) => c.id).sort());
-          expect(v.again).toEqual([]);
-        }
-      }),
+      fc.property(
+        candidates.filter((cs) => cs.length > 0),
+        fc.integer({ min: 1, max: 250 }),
+        fc.integer({ min: 1, max: 200 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (cs, size, cap, share) => {
+          const [check] = planChecks(cs);
+          const mine = cs.filter((c) => check!.ids.includes(c.id));
+          const answer = new Set(mine.filter((_, i) => i < share * mine.length).map((c) => c.id));
+          const v = judgeCheck(check!, cs, answer, Math.max(size, answer.size), cap);
+          expect([...v.present].sort()).toEqual([...answer].sort());
+          if (Math.max(size, answer.size) >= cap) {
+            expect(v.absent).toEqual([]);
+            // What is still unproven is asked again in smaller checks, or left (a lone event).
+            const again = v.again.flatMap((c) => c.ids).sort();
+            expect(again).toEqual(
+              check!.ids.length === 1
+                ? []
+                : mine
+                    .filter((c) => !answer.has(c.id))
+                    .map((c) => c.id)
+                    .sort(),
+            );
+          } else {
+            expect(v.absent.sort()).toEqual(
+              mine
+                .filter((c) => !answer.has(c.id))
+                .map((c) => c.id)
+                .sort(),
+            );
+            expect(v.again).toEqual([]);
+          }
+        },
+      ),
     );
   });
 

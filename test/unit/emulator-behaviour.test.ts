@@ -11,9 +11,10 @@ const KEY = 'behaviour-key';
 const NOW = new Date('2025-07-01T00:00:00Z');
 const T0 = Date.parse('2025-06-01T12:00:00Z');
 
-
 /** 120 events a minute apart from T0, magnitudes cycling 0.0 .. 5.9 (a few null). */
-const minutes = Array.from({ length: 120 }, (_, i) => wireEvent(`m${i}`, T0 + i * 60_000, i % 17 === 3 ? null : (i * 7) % 60 / 10));
+const minutes = Array.from({ length: 120 }, (_, i) =>
+  wireEvent(`m${i}`, T0 + i * 60_000, i % 17 === 3 ? null : ((i * 7) % 60) / 10),
+);
 
 const running: RunningEmulator[] = [];
 afterEach(async () => {
@@ -30,7 +31,12 @@ async function query(emu: RunningEmulator, body: Record<string, unknown>): Promi
   const r = await request(`${emu.url}${OPERATIONS.earthquake.path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
-    body: JSON.stringify({ provider: 'quake-catalog', start_time: '2025-06-01T00:00:00Z', end_time: '2025-06-02T00:00:00Z', ...body }),
+    body: JSON.stringify({
+      provider: 'quake-catalog',
+      start_time: '2025-06-01T00:00:00Z',
+      end_time: '2025-06-02T00:00:00Z',
+      ...body,
+    }),
   });
   const env = envelopeSchema(earthquakeResultSchema).parse(await r.body.json());
   expect(env.data.execution.outcome).toBe('succeeded');
@@ -41,7 +47,14 @@ const ids = (events: EarthquakeEvent[]): string[] => events.map((e) => e.id);
 
 describe("order 'magnitude'", () => {
   it('keeps the largest magnitudes, largest first, ties newest first, null smallest', async () => {
-    const events = [wireEvent('a', T0, 4), wireEvent('b', T0 + 1, null), wireEvent('c', T0 + 2, 5), wireEvent('d', T0 + 3, 4), wireEvent('e', T0 + 4, 1), wireEvent('f', T0 + 5, null)];
+    const events = [
+      wireEvent('a', T0, 4),
+      wireEvent('b', T0 + 1, null),
+      wireEvent('c', T0 + 2, 5),
+      wireEvent('d', T0 + 3, 4),
+      wireEvent('e', T0 + 4, 1),
+      wireEvent('f', T0 + 5, null),
+    ];
     const emu = await start(events, { order: 'magnitude' });
     expect(ids(await query(emu, { max_results: 3 }))).toEqual(['c', 'd', 'a']);
     expect(ids(await query(emu, { max_results: 6 }))).toEqual(['c', 'd', 'a', 'e', 'f', 'b']);
@@ -59,7 +72,9 @@ describe("order 'magnitude'", () => {
     const smallestKept = Math.min(...kept.map((e) => e.magnitude ?? -Infinity));
     const dropped = minutes.filter((e) => !keptIds.has(e.id));
     expect(dropped.every((e) => (e.magnitude ?? -Infinity) <= smallestKept)).toBe(true);
-    expect(kept.map((e) => e.magnitude)).toEqual([...kept.map((e) => e.magnitude)].sort((x, y) => (y ?? -1) - (x ?? -1)));
+    expect(kept.map((e) => e.magnitude)).toEqual(
+      [...kept.map((e) => e.magnitude)].sort((x, y) => (y ?? -1) - (x ?? -1)),
+    );
   });
 });
 

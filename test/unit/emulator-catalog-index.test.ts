@@ -87,7 +87,11 @@ describe('circle', () => {
     const e = ev('rim', '2025-01-01T00:00:00Z', { latitude: 35, longitude: -118 });
     const d = haversineKm(34, -117, 35, -118);
     const index = new CatalogIndex([e]);
-    const q = (radiusKm: number) => ({ startMs: 0, endMs: Date.now(), circle: { latitude: 34, longitude: -117, radiusKm } });
+    const q = (radiusKm: number) => ({
+      startMs: 0,
+      endMs: Date.now(),
+      circle: { latitude: 34, longitude: -117, radiusKm },
+    });
     expect(index.count(q(d))).toBe(1);
     expect(index.count(q(d - 1e-6))).toBe(0);
   });
@@ -168,7 +172,10 @@ describe('tiling', () => {
   });
 
   it('filters shifted copies like the base', () => {
-    const index = new CatalogIndex(aug, { from: new Date('2025-01-01T00:00:00Z'), to: new Date('2026-01-01T00:00:00Z') });
+    const index = new CatalogIndex(aug, {
+      from: new Date('2025-01-01T00:00:00Z'),
+      to: new Date('2026-01-01T00:00:00Z'),
+    });
     const all = index.query({ startMs: -1e15, endMs: 1e15, minMagnitude: 5 });
     const perTile = aug.filter((e) => (e.magnitude ?? -9) >= 5).length;
     expect(all.length).toBeGreaterThanOrEqual(perTile * 11);

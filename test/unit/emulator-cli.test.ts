@@ -4,7 +4,8 @@ import { emulatorCommand, parseEmulatorFlags, serveUntilSignal } from '../../src
 import { bundledDataPaths } from '../../src/emulator/bundled-data.js';
 import { UsageError } from '../../src/errors.js';
 
-const parse = (raw: Parameters<typeof parseEmulatorFlags>[0], env: NodeJS.ProcessEnv = {}) => parseEmulatorFlags(raw, env);
+const parse = (raw: Parameters<typeof parseEmulatorFlags>[0], env: NodeJS.ProcessEnv = {}) =>
+  parseEmulatorFlags(raw, env);
 
 function usageError(fn: () => unknown): string {
   try {
@@ -114,15 +115,35 @@ describe('emulator command flags', () => {
     expect(usageError(() => parse({ key: 'k', silentCap: '0' }))).toMatch(/--silent-cap.*"0"/);
     expect(usageError(() => parse({ key: 'k', silentCap: '201' }))).toMatch(/--silent-cap.*201/);
     expect(usageError(() => parse({ key: 'k', silentCap: 'ten' }))).toMatch(/--silent-cap.*ten/);
-    for (const bad of ['2025-08-20T12:00:00Z', '2025-08-20T12:00:00Z:0', '2025-08-20T12:00:00Z:1001', 'noon:5', '2025-08-20T12:00:00Z:5:moon', '2025-08-20T12:00:00.5Z:5']) {
+    for (const bad of [
+      '2025-08-20T12:00:00Z',
+      '2025-08-20T12:00:00Z:0',
+      '2025-08-20T12:00:00Z:1001',
+      'noon:5',
+      '2025-08-20T12:00:00Z:5:moon',
+      '2025-08-20T12:00:00.5Z:5',
+    ]) {
       expect(usageError(() => parse({ key: 'k', swarm: [bad] }))).toMatch(/^--swarm/);
     }
-    expect(usageError(() => parse({ key: 'k', swarm: ['2025-08-20T12:00:00Z:5', '2025-08-20T12:00:00Z:6:world'] }))).toMatch(/--swarm/);
+    expect(
+      usageError(() => parse({ key: 'k', swarm: ['2025-08-20T12:00:00Z:5', '2025-08-20T12:00:00Z:6:world'] })),
+    ).toMatch(/--swarm/);
   });
 
   it('parses --live rates, tick and window', () => {
-    expect(parse({ key: 'k', live: 'add=600,revise=300,delete=120' }).live).toEqual({ addPerMinute: 600, revisePerMinute: 300, deletePerMinute: 120 });
-    expect(parse({ key: 'k', live: 'delete=0.5, add=2,tick-ms=250', liveFrom: '2025-09-01T00:00:00Z', liveTo: '2025-09-03T00:00:00+02:00' }).live).toEqual({
+    expect(parse({ key: 'k', live: 'add=600,revise=300,delete=120' }).live).toEqual({
+      addPerMinute: 600,
+      revisePerMinute: 300,
+      deletePerMinute: 120,
+    });
+    expect(
+      parse({
+        key: 'k',
+        live: 'delete=0.5, add=2,tick-ms=250',
+        liveFrom: '2025-09-01T00:00:00Z',
+        liveTo: '2025-09-03T00:00:00+02:00',
+      }).live,
+    ).toEqual({
       addPerMinute: 2,
       revisePerMinute: 0,
       deletePerMinute: 0.5,
@@ -136,12 +157,24 @@ describe('emulator command flags', () => {
       expect(usageError(() => parse({ key: 'k', live: bad }))).toMatch(/^--live/);
     }
     expect(usageError(() => parse({ key: 'k', live: 'add=1,tick-ms=5' }))).toMatch(/--live tick-ms.*"5"/);
-    expect(usageError(() => parse({ key: 'k', liveFrom: '2025-09-01T00:00:00Z', liveTo: '2025-09-02T00:00:00Z' }))).toMatch(/need --live/);
-    expect(usageError(() => parse({ key: 'k', live: 'add=1', liveFrom: '2025-09-01T00:00:00Z' }))).toMatch(/both or neither/);
-    expect(usageError(() => parse({ key: 'k', live: 'add=1', liveFrom: 'soon', liveTo: '2025-09-02T00:00:00Z' }))).toMatch(/--live-from.*soon/);
-    expect(usageError(() => parse({ key: 'k', live: 'add=1', liveFrom: '2025-09-03T00:00:00Z', liveTo: '2025-09-02T00:00:00Z' }))).toMatch(/--live-to/);
     expect(
-      usageError(() => parse({ key: 'k', live: 'add=1', tileFrom: '2015-01-01T00:00:00Z', tileTo: '2025-01-01T00:00:00Z' })),
+      usageError(() => parse({ key: 'k', liveFrom: '2025-09-01T00:00:00Z', liveTo: '2025-09-02T00:00:00Z' })),
+    ).toMatch(/need --live/);
+    expect(usageError(() => parse({ key: 'k', live: 'add=1', liveFrom: '2025-09-01T00:00:00Z' }))).toMatch(
+      /both or neither/,
+    );
+    expect(
+      usageError(() => parse({ key: 'k', live: 'add=1', liveFrom: 'soon', liveTo: '2025-09-02T00:00:00Z' })),
+    ).toMatch(/--live-from.*soon/);
+    expect(
+      usageError(() =>
+        parse({ key: 'k', live: 'add=1', liveFrom: '2025-09-03T00:00:00Z', liveTo: '2025-09-02T00:00:00Z' }),
+      ),
+    ).toMatch(/--live-to/);
+    expect(
+      usageError(() =>
+        parse({ key: 'k', live: 'add=1', tileFrom: '2015-01-01T00:00:00Z', tileTo: '2025-01-01T00:00:00Z' }),
+      ),
     ).toMatch(/--live: cannot be combined with --tile/);
   });
 
@@ -175,15 +208,35 @@ describe('emulator command flags', () => {
     const cmd = emulatorCommand();
     expect(cmd.name()).toBe('emulator');
     const flags = cmd.options.map((o) => o.long);
-    for (const f of ['--port', '--key', '--catalog', '--tile-from', '--tile-to', '--indicators', '--order', '--latency-ms', '--fault', '--seed',
-      '--mixed-random-ratio', '--time-precision', '--exclusive-start', '--exclusive-end', '--ignore-fractional-seconds', '--silent-cap', '--swarm',
-      '--live', '--live-from', '--live-to']) {
+    for (const f of [
+      '--port',
+      '--key',
+      '--catalog',
+      '--tile-from',
+      '--tile-to',
+      '--indicators',
+      '--order',
+      '--latency-ms',
+      '--fault',
+      '--seed',
+      '--mixed-random-ratio',
+      '--time-precision',
+      '--exclusive-start',
+      '--exclusive-end',
+      '--ignore-fractional-seconds',
+      '--silent-cap',
+      '--swarm',
+      '--live',
+      '--live-from',
+      '--live-to',
+    ]) {
       expect(flags).toContain(f);
     }
     expect(cmd.options.find((o) => o.long === '--swarm')?.variadic).toBe(true);
     expect(cmd.options.find((o) => o.long === '--fault')?.variadic).toBe(true);
     const help = cmd.helpInformation();
-    for (const word of ['magnitude', 'mixed', '--swarm', '--silent-cap', '--live', 'revise=', 'null']) expect(help).toContain(word);
+    for (const word of ['magnitude', 'mixed', '--swarm', '--silent-cap', '--live', 'revise=', 'null'])
+      expect(help).toContain(word);
     for (const order of ['id-desc', 'newest-swap', 'depth']) expect(help).toContain(order);
   });
 });

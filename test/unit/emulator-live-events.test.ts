@@ -61,7 +61,9 @@ describe('revisedEvent', () => {
     expect(revisedEvent(cases[0]!, rng, WIDE).place).toMatch(/^\d+ km [NSEW]{1,3} of Ridgecrest, CA$/);
     expect(revisedEvent(cases[1]!, rng, WIDE).place).toMatch(/^\d+ km [NSEW]{1,3} of the Fiji Islands$/);
     expect(revisedEvent(cases[2]!, rng, WIDE).place).toMatch(/^\d+ km [NSEW]{1,3} of Fiji Islands region$/);
-    expect(revisedEvent(cases[3]!, rng, WIDE).place).toMatch(new RegExp(`^\\d+ km [NSEW]{1,3} of ${LIVE_PLACE_ANCHOR}$`));
+    expect(revisedEvent(cases[3]!, rng, WIDE).place).toMatch(
+      new RegExp(`^\\d+ km [NSEW]{1,3} of ${LIVE_PLACE_ANCHOR}$`),
+    );
   });
 
   it('keeps the time inside the window when the event sits at its edge', () => {
@@ -111,7 +113,9 @@ describe('CatalogIndex.withChanges', () => {
     const index = new CatalogIndex(aug);
     const rng = createRng(3);
     const gone = sampleInRandomOrder(aug, 400, rng);
-    const revised = gone.slice(0, 150).map((e) => revisedEvent(e, rng, { fromMs: 0, toMs: Date.parse('2030-01-01T00:00:00Z') }));
+    const revised = gone
+      .slice(0, 150)
+      .map((e) => revisedEvent(e, rng, { fromMs: 0, toMs: Date.parse('2030-01-01T00:00:00Z') }));
     // New events on existing times, so that (time, id) ties must merge in id order.
     const added = aug.slice(0, 60).map((e, i) => ({ ...e, id: `${i % 2 === 0 ? '0' : 'zz'}live-${i}` }));
     const removeIds = new Set(gone.map((e) => e.id));
@@ -119,7 +123,11 @@ describe('CatalogIndex.withChanges', () => {
     const expected = new CatalogIndex([...aug.filter((e) => !removeIds.has(e.id)), ...revised, ...added]);
     expect(next.baseEvents()).toEqual(expected.baseEvents());
     expect(next.baseSize).toBe(aug.length - 400 + 150 + 60);
-    const q = { startMs: Date.parse('2025-08-25T00:00:00Z'), endMs: Date.parse('2025-08-26T00:00:00Z'), minMagnitude: 1 };
+    const q = {
+      startMs: Date.parse('2025-08-25T00:00:00Z'),
+      endMs: Date.parse('2025-08-26T00:00:00Z'),
+      minMagnitude: 1,
+    };
     expect(next.query(q)).toEqual(expected.query(q));
     expect(index.baseSize).toBe(aug.length);
     expect(index.baseEvents()).toEqual(new CatalogIndex(aug).baseEvents());
@@ -134,8 +142,16 @@ describe('CatalogIndex.withChanges', () => {
     const index = new CatalogIndex(aug);
     const from = Date.parse('2025-09-01T00:00:00Z');
     const to = Date.parse('2025-09-01T06:00:00Z');
-    const inside = aug.filter((e) => Date.parse(e.time) >= from && Date.parse(e.time) <= to).map((e) => e.id).sort();
-    expect(index.baseEventsBetween(from, to).map((e) => e.id).sort()).toEqual(inside);
+    const inside = aug
+      .filter((e) => Date.parse(e.time) >= from && Date.parse(e.time) <= to)
+      .map((e) => e.id)
+      .sort();
+    expect(
+      index
+        .baseEventsBetween(from, to)
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual(inside);
   });
 });
 
@@ -154,14 +170,26 @@ describe('live rates', () => {
       }
       return total;
     };
-    expect(sum({ addPerMinute: 7, revisePerMinute: 0.5, deletePerMinute: 13 }, 60)).toEqual({ add: 7, revise: 0, delete: 13 });
-    expect(sum({ addPerMinute: 7, revisePerMinute: 0.5, deletePerMinute: 13 }, 120)).toEqual({ add: 14, revise: 1, delete: 26 });
+    expect(sum({ addPerMinute: 7, revisePerMinute: 0.5, deletePerMinute: 13 }, 60)).toEqual({
+      add: 7,
+      revise: 0,
+      delete: 13,
+    });
+    expect(sum({ addPerMinute: 7, revisePerMinute: 0.5, deletePerMinute: 13 }, 120)).toEqual({
+      add: 14,
+      revise: 1,
+      delete: 26,
+    });
     expect(sum({ addPerMinute: 1, tickMs: 250 }, 240)).toEqual({ add: 1, revise: 0, delete: 0 });
     expect(sum({ addPerMinute: 0.5, tickMs: 60_000 }, 4)).toEqual({ add: 2, revise: 0, delete: 0 });
   });
 
   it('fills defaults and rejects bad rates, ticks and windows with a RangeError', () => {
-    expect(resolveLiveSpec({})).toEqual({ perMinute: { add: 0, revise: 0, delete: 0 }, tickMs: 1000, window: undefined });
+    expect(resolveLiveSpec({})).toEqual({
+      perMinute: { add: 0, revise: 0, delete: 0 },
+      tickMs: 1000,
+      window: undefined,
+    });
     const bad = [
       { addPerMinute: -1 },
       { revisePerMinute: Number.NaN },

@@ -9,7 +9,12 @@ import { swarmEvents, type SwarmSpec } from '../../src/emulator/swarm.js';
 import type { EmulatorOptions, RunningEmulator } from '../../src/emulator/types.js';
 import { loadUsgsCsv } from '../../src/emulator/usgs-catalog.js';
 import { OPERATIONS } from '../../src/domain/spec.js';
-import { earthquakeEventSchema, earthquakeResultSchema, envelopeSchema, type EarthquakeEvent } from '../../src/gateway/schemas.js';
+import {
+  earthquakeEventSchema,
+  earthquakeResultSchema,
+  envelopeSchema,
+  type EarthquakeEvent,
+} from '../../src/gateway/schemas.js';
 
 const KEY = 'live-key';
 const NOW = new Date('2025-06-10T00:00:00Z');
@@ -52,7 +57,13 @@ async function query(emu: RunningEmulator, body: Record<string, unknown> = {}): 
   const r = await request(`${emu.url}${OPERATIONS.earthquake.path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${KEY}` },
-    body: JSON.stringify({ provider: 'quake-catalog', start_time: '2025-05-31T00:00:00Z', end_time: '2025-06-02T00:00:00Z', max_results: 200, ...body }),
+    body: JSON.stringify({
+      provider: 'quake-catalog',
+      start_time: '2025-05-31T00:00:00Z',
+      end_time: '2025-06-02T00:00:00Z',
+      max_results: 200,
+      ...body,
+    }),
   });
   return envelopeSchema(earthquakeResultSchema).parse(await r.body.json()).data.result.events ?? [];
 }
@@ -70,10 +81,27 @@ describe('mutate', () => {
   it('adds, revises and deletes, logs every change and serves the catalog as it is now', async () => {
     const emu = await start();
     const made = emu.mutate({ add: 5, revise: 3, delete: 2 });
-    expect(made.map((c) => c.kind)).toEqual(['revise', 'revise', 'revise', 'delete', 'delete', 'add', 'add', 'add', 'add', 'add']);
+    expect(made.map((c) => c.kind)).toEqual([
+      'revise',
+      'revise',
+      'revise',
+      'delete',
+      'delete',
+      'add',
+      'add',
+      'add',
+      'add',
+      'add',
+    ]);
     expect(emu.changes).toEqual(made);
     expect(made.every((c) => c.at.getTime() === NOW.getTime())).toBe(true);
-    expect(made.filter((c) => c.kind === 'add').map((c) => c.id)).toEqual(['live-1', 'live-2', 'live-3', 'live-4', 'live-5']);
+    expect(made.filter((c) => c.kind === 'add').map((c) => c.id)).toEqual([
+      'live-1',
+      'live-2',
+      'live-3',
+      'live-4',
+      'live-5',
+    ]);
     const now = byId(emu.currentEvents());
     expect(now.size).toBe(120 + 5 - 2);
     for (const c of made) {
@@ -83,7 +111,12 @@ describe('mutate', () => {
     }
     expect(new Set(made.filter((c) => c.kind !== 'add').map((c) => c.id)).size).toBe(5);
     const served = await query(emu);
-    expect(served).toEqual(emu.currentEvents().filter((e) => e.time < '2025-06-02').reverse());
+    expect(served).toEqual(
+      emu
+        .currentEvents()
+        .filter((e) => e.time < '2025-06-02')
+        .reverse(),
+    );
     expect(served.every((e) => earthquakeEventSchema.safeParse(e).success)).toBe(true);
   });
 
@@ -118,7 +151,8 @@ describe('mutate', () => {
       if (c.before) expect(inside(c.before, SECOND_HOUR)).toBe(true);
       if (c.after) expect(inside(c.after, SECOND_HOUR)).toBe(true);
     }
-    const firstHour = (events: EarthquakeEvent[]) => events.filter((e) => Date.parse(e.time) < SECOND_HOUR.from.getTime());
+    const firstHour = (events: EarthquakeEvent[]) =>
+      events.filter((e) => Date.parse(e.time) < SECOND_HOUR.from.getTime());
     expect(firstHour(emu.currentEvents())).toEqual(firstHour(minutes));
     expect(emu.currentEvents()).toHaveLength(120 + 15 - 10);
   });
@@ -141,7 +175,8 @@ describe('mutate', () => {
 
   it('rejects bad counts and windows, and an empty catalog without a window', async () => {
     const emu = await start();
-    for (const counts of [{ add: -1 }, { revise: 1.5 }, { delete: Number.NaN }]) expect(() => emu.mutate(counts)).toThrow(RangeError);
+    for (const counts of [{ add: -1 }, { revise: 1.5 }, { delete: Number.NaN }])
+      expect(() => emu.mutate(counts)).toThrow(RangeError);
     expect(() => emu.mutate({ add: 1 }, { from: new Date(T0 + 1), to: new Date(T0) })).toThrow(RangeError);
     const empty = await start({ events: [] });
     expect(() => empty.mutate({ add: 1 })).toThrow(/window/);
@@ -152,7 +187,14 @@ describe('mutate', () => {
 describe('one consistent catalog per query', () => {
   it('leaves an index taken before a change as it was', () => {
     const published: unknown[] = [];
-    const catalog = new LiveCatalog(minutes, [], 1, undefined, () => NOW, (index) => published.push(index));
+    const catalog = new LiveCatalog(
+      minutes,
+      [],
+      1,
+      undefined,
+      () => NOW,
+      (index) => published.push(index),
+    );
     const before = catalog.index;
     const snapshot = before.baseEvents();
     const window = { startMs: T0, endMs: T0 + 2 * HOUR };
@@ -189,7 +231,12 @@ describe('swarms and tiling', () => {
     emu.setSwarms([swarm]);
     expect(emu.currentEvents()).toEqual(after);
     emu.setSwarms([]);
-    expect(emu.currentEvents().map((e) => e.id).sort()).toEqual(['live-1', 'live-2']);
+    expect(
+      emu
+        .currentEvents()
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual(['live-1', 'live-2']);
     for (const c of made.filter((x) => x.kind !== 'add')) expect(truth).toContainEqual(c.before);
     expect(await query(emu)).toHaveLength(2);
   });

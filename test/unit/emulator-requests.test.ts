@@ -118,7 +118,9 @@ describe('indicator request validation', () => {
   });
 
   it('turns unknown indicators and countries into parameter errors naming them', () => {
-    expect(messageOf('indicator', ind({ indicator: 'NY.GDP.MKTP.CD' }))).toBe('indicator: unknown indicator NY.GDP.MKTP.CD');
+    expect(messageOf('indicator', ind({ indicator: 'NY.GDP.MKTP.CD' }))).toBe(
+      'indicator: unknown indicator NY.GDP.MKTP.CD',
+    );
     expect(messageOf('indicator', ind({ country: 'ZZZ' }))).toBe('country: unknown country or aggregate code ZZZ');
   });
 
@@ -136,7 +138,12 @@ describe('indicator request validation', () => {
       ],
     });
     const nulls = execute('indicator', ind({ start_year: 2000, end_year: 2001 }), ctx({ emptyAs: 'null' }));
-    expect(nulls.kind === 'succeeded' && nulls.result).toMatchObject({ values: [{ year: 2001, value: null }, { year: 2000, value: null }] });
+    expect(nulls.kind === 'succeeded' && nulls.result).toMatchObject({
+      values: [
+        { year: 2001, value: null },
+        { year: 2000, value: null },
+      ],
+    });
     expect(nulls.kind === 'succeeded' && nulls.units).toBe(2);
   });
 
@@ -162,7 +169,11 @@ describe('invocation_id and schema breaks', () => {
 
   it('breaks results so that the response schemas reject them, without touching the original', () => {
     const r = execute('earthquake', eq(), ctx());
-    const i = execute('indicator', { provider: 'development-indicators', country: 'US', indicator: 'SP.POP.TOTL', start_year: 2014, end_year: 2016 }, ctx());
+    const i = execute(
+      'indicator',
+      { provider: 'development-indicators', country: 'US', indicator: 'SP.POP.TOTL', start_year: 2014, end_year: 2016 },
+      ctx(),
+    );
     if (r.kind !== 'succeeded' || i.kind !== 'succeeded') throw new Error('expected success');
     expect(earthquakeResultSchema.safeParse(breakResult('earthquake', r.result)).success).toBe(false);
     expect(earthquakeResultSchema.safeParse(r.result).success).toBe(true);

@@ -113,7 +113,13 @@ describe('selectByOrder (max_results truncation)', () => {
     const many = Array.from({ length: 250 }, (_, i) => i);
     const { items, truncated } = selectByOrder(many, 200, 'newest-swap', createRng(1));
     expect(truncated).toBe(true);
-    expect(items).toEqual([...many.slice(50).reverse().filter((i) => i !== 149), 49]);
+    expect(items).toEqual([
+      ...many
+        .slice(50)
+        .reverse()
+        .filter((i) => i !== 149),
+      49,
+    ]);
   });
 
   it("'mixed' draws 'random' with the given chance, else 'newest'", () => {

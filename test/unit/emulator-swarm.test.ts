@@ -5,7 +5,12 @@ import { SWARM_PLACE, swarmEvents, validateSwarms, type SwarmSpec } from '../../
 import type { EmulatorOptions, RunningEmulator } from '../../src/emulator/types.js';
 import { haversineKm } from '../../src/domain/geo.js';
 import { OPERATIONS } from '../../src/domain/spec.js';
-import { earthquakeEventSchema, earthquakeResultSchema, envelopeSchema, type EarthquakeEvent } from '../../src/gateway/schemas.js';
+import {
+  earthquakeEventSchema,
+  earthquakeResultSchema,
+  envelopeSchema,
+  type EarthquakeEvent,
+} from '../../src/gateway/schemas.js';
 
 const KEY = 'swarm-key';
 const AT = new Date('2025-06-01T12:00:00Z');
@@ -13,7 +18,14 @@ const SECOND = { start_time: '2025-06-01T12:00:00Z', end_time: '2025-06-01T12:00
 const world: SwarmSpec = { at: AT, count: 250, spread: 'world' };
 const place: SwarmSpec = { at: AT, count: 250, spread: 'place' };
 /** The six octahedron vertices; 6,300 km circles around them cover the sphere (max gap ~6,083 km). */
-const VERTICES = [[90, 0], [-90, 0], [0, 0], [0, 90], [0, 180], [0, -90]] as const;
+const VERTICES = [
+  [90, 0],
+  [-90, 0],
+  [0, 0],
+  [0, 90],
+  [0, 180],
+  [0, -90],
+] as const;
 const RADIUS_KM = 6300;
 
 const running: RunningEmulator[] = [];
@@ -22,7 +34,14 @@ afterEach(async () => {
 });
 
 async function start(extra: Partial<EmulatorOptions>): Promise<RunningEmulator> {
-  const emu = await startEmulator({ key: KEY, events: [], indicators: [], seed: 3, now: () => new Date('2025-07-01T00:00:00Z'), ...extra });
+  const emu = await startEmulator({
+    key: KEY,
+    events: [],
+    indicators: [],
+    seed: 3,
+    now: () => new Date('2025-07-01T00:00:00Z'),
+    ...extra,
+  });
   running.push(emu);
   return emu;
 }
@@ -62,13 +81,15 @@ describe('swarm events', () => {
 
   it("'world' spreads them so that covering circles separate them", () => {
     const events = swarmEvents(world, 1);
-    const inCircle = VERTICES.map(([lat, lon]) =>
-      events.filter((e) => haversineKm(lat, lon, e.latitude, e.longitude) <= RADIUS_KM).length,
+    const inCircle = VERTICES.map(
+      ([lat, lon]) => events.filter((e) => haversineKm(lat, lon, e.latitude, e.longitude) <= RADIUS_KM).length,
     );
     expect(Math.max(...inCircle)).toBeLessThan(events.length);
     // Roughly uniform: each cap holds about 22 % of the sphere.
     expect(Math.max(...inCircle)).toBeLessThan(events.length * 0.35);
-    const covered = events.filter((e) => VERTICES.some(([lat, lon]) => haversineKm(lat, lon, e.latitude, e.longitude) <= RADIUS_KM));
+    const covered = events.filter((e) =>
+      VERTICES.some(([lat, lon]) => haversineKm(lat, lon, e.latitude, e.longitude) <= RADIUS_KM),
+    );
     expect(covered).toHaveLength(events.length);
   });
 
@@ -116,7 +137,12 @@ describe('swarms in the emulator', () => {
     }
     expect(seen.size).toBe(250);
     const strong = await query(emu, { min_magnitude: 2.5 });
-    expect(strong.map((e) => e.id).sort()).toEqual(truth.filter((e) => e.magnitude! >= 2.5).map((e) => e.id).sort());
+    expect(strong.map((e) => e.id).sort()).toEqual(
+      truth
+        .filter((e) => e.magnitude! >= 2.5)
+        .map((e) => e.id)
+        .sort(),
+    );
   });
 
   it("a 'place' swarm is served only by circles around its place", async () => {

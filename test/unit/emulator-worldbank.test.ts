@@ -49,7 +49,14 @@ describe('World Bank bulk CSV loader', () => {
 
   it('gives the live API ids: USA -> US, CHN -> CN, WLD -> 1W', () => {
     const id = (code: string) => pop.rows.find((r) => r.countryCode === code)!.wbId;
-    expect([id('USA'), id('CHN'), id('WLD'), id('EUU'), id('XKX'), id('CHI')]).toEqual(['US', 'CN', '1W', 'EU', 'XK', 'JG']);
+    expect([id('USA'), id('CHN'), id('WLD'), id('EUU'), id('XKX'), id('CHI')]).toEqual([
+      'US',
+      'CN',
+      '1W',
+      'EU',
+      'XK',
+      'JG',
+    ]);
     expect(gdp.rows.find((r) => r.countryCode === 'KSV')!.wbId).toBe('XK');
   });
 
@@ -67,7 +74,18 @@ describe('World Bank bulk CSV loader', () => {
       expect(alpha3).toMatch(/^[A-Z]{3}$/);
       expect(id).toMatch(/^[A-Z0-9]{2}$/);
     }
-    const aggregates = { WLD: '1W', EUU: 'EU', HIC: 'XD', LMY: 'XO', ARB: '1A', EAP: '4E', TEA: 'T4', SAS: '8S', INX: 'XY', OED: 'OE' };
+    const aggregates = {
+      WLD: '1W',
+      EUU: 'EU',
+      HIC: 'XD',
+      LMY: 'XO',
+      ARB: '1A',
+      EAP: '4E',
+      TEA: 'T4',
+      SAS: '8S',
+      INX: 'XY',
+      OED: 'OE',
+    };
     for (const [alpha3, id] of Object.entries(aggregates)) expect(WB_ID_BY_ALPHA3[alpha3]).toBe(id);
     expect([wbIdOf('USA'), wbIdOf('US'), wbIdOf('1W'), wbIdOf('WLD'), wbIdOf('QQ'), wbIdOf('QQQ')]).toEqual([
       'US',
@@ -115,10 +133,14 @@ describe('IndicatorStore', () => {
 
   it('uses the default years and answers every requested year, null after the last column', () => {
     const r = store.lookup(req('USA', 'SP.POP.TOTL'), 2016);
-    expect(r.ok && r.result.values!.map((v) => v.year)).toEqual([2016, 2015, 2014, 2013, 2012, 2011, 2010, 2009, 2008, 2007]);
+    expect(r.ok && r.result.values!.map((v) => v.year)).toEqual([
+      2016, 2015, 2014, 2013, 2012, 2011, 2010, 2009, 2008, 2007,
+    ]);
     expect(r.ok && r.result.values!.every((v) => v.value !== null)).toBe(true);
     const late = store.lookup(req('USA', 'SP.POP.TOTL'), 2026);
-    expect(late.ok && late.result.values).toEqual(Array.from({ length: 10 }, (_, i) => ({ year: 2026 - i, value: null })));
+    expect(late.ok && late.result.values).toEqual(
+      Array.from({ length: 10 }, (_, i) => ({ year: 2026 - i, value: null })),
+    );
     const gdpLate = store.lookup(req('USA', 'NY.GDP.MKTP.CD', 2014, 2026), 2026);
     expect(gdpLate.ok && gdpLate.result).toMatchObject({
       indicator: { id: 'NY.GDP.MKTP.CD', name: 'GDP at market prices (current US$)' },
@@ -133,7 +155,13 @@ describe('IndicatorStore', () => {
 
   it('answers years before the first column and gaps in the columns with null', () => {
     const gappy = new IndicatorStore([
-      { indicatorId: 'X.Y.Z', indicatorName: 'Thing', lastUpdated: null, years: [1962, 1964], rows: [{ countryName: 'United States', countryCode: 'USA', wbId: 'US', values: [1, 2] }] },
+      {
+        indicatorId: 'X.Y.Z',
+        indicatorName: 'Thing',
+        lastUpdated: null,
+        years: [1962, 1964],
+        rows: [{ countryName: 'United States', countryCode: 'USA', wbId: 'US', values: [1, 2] }],
+      },
     ]);
     const r = gappy.lookup(req('US', 'X.Y.Z', 1960, 1966), 2026);
     expect(r.ok && r.result.values).toEqual([
@@ -171,9 +199,11 @@ describe('indicator revisions', () => {
   const usaPop = pop.rows.find((r) => r.countryCode === 'USA')!;
   const pop2015 = usaPop.values[pop.years.indexOf(2015)]!;
 
-  it('changes one value and that series\' last_updated, leaving the dataset and other series alone', () => {
+  it("changes one value and that series' last_updated, leaving the dataset and other series alone", () => {
     const s = fresh();
-    expect(s.revise({ indicator: 'sp.pop.totl', country: 'USA', year: 2015, value: 1234, lastUpdated: '2026-01-15' })).toEqual({
+    expect(
+      s.revise({ indicator: 'sp.pop.totl', country: 'USA', year: 2015, value: 1234, lastUpdated: '2026-01-15' }),
+    ).toEqual({
       indicator: 'SP.POP.TOTL',
       country: 'US',
       year: 2015,
@@ -198,9 +228,15 @@ describe('indicator revisions', () => {
 
   it('fills a year without a column, can set null, and reports the revised value as before', () => {
     const s = fresh();
-    expect(s.revise({ indicator: 'SP.POP.TOTL', country: '1W', year: 2024, value: 8e9, lastUpdated: 'A' }).before).toBeNull();
-    expect(s.revise({ indicator: 'SP.POP.TOTL', country: 'WLD', year: 2024, value: null, lastUpdated: 'B' }).before).toBe(8e9);
-    expect(s.revise({ indicator: 'SP.POP.TOTL', country: 'WLD', year: 2023, value: 7.9e9, lastUpdated: 'C' }).before).toBeNull();
+    expect(
+      s.revise({ indicator: 'SP.POP.TOTL', country: '1W', year: 2024, value: 8e9, lastUpdated: 'A' }).before,
+    ).toBeNull();
+    expect(
+      s.revise({ indicator: 'SP.POP.TOTL', country: 'WLD', year: 2024, value: null, lastUpdated: 'B' }).before,
+    ).toBe(8e9);
+    expect(
+      s.revise({ indicator: 'SP.POP.TOTL', country: 'WLD', year: 2023, value: 7.9e9, lastUpdated: 'C' }).before,
+    ).toBeNull();
     const r = s.lookup(req('WLD', 'SP.POP.TOTL', 2023, 2025), 2026);
     expect(r.ok && r.result).toMatchObject({
       values: [
@@ -213,7 +249,12 @@ describe('indicator revisions', () => {
   });
 
   it('the running emulator dates the marker by its clock unless one is given', async () => {
-    const emu = await startEmulator({ key: 'k', events: [], indicators: [pop], now: () => new Date('2025-06-10T23:00:00Z') });
+    const emu = await startEmulator({
+      key: 'k',
+      events: [],
+      indicators: [pop],
+      now: () => new Date('2025-06-10T23:00:00Z'),
+    });
     try {
       expect(emu.reviseIndicator({ indicator: 'SP.POP.TOTL', country: 'CN', year: 2020, value: 1.4e9 })).toEqual({
         indicator: 'SP.POP.TOTL',
@@ -223,8 +264,13 @@ describe('indicator revisions', () => {
         after: 1.4e9,
         lastUpdated: '2025-06-10',
       });
-      expect(emu.reviseIndicator({ indicator: 'SP.POP.TOTL', country: 'CN', year: 2020, value: 1, lastUpdated: 'r2' }).lastUpdated).toBe('r2');
-      expect(() => emu.reviseIndicator({ indicator: 'NY.GDP.MKTP.CD', country: 'CN', year: 2020, value: 1 })).toThrow(RangeError);
+      expect(
+        emu.reviseIndicator({ indicator: 'SP.POP.TOTL', country: 'CN', year: 2020, value: 1, lastUpdated: 'r2' })
+          .lastUpdated,
+      ).toBe('r2');
+      expect(() => emu.reviseIndicator({ indicator: 'NY.GDP.MKTP.CD', country: 'CN', year: 2020, value: 1 })).toThrow(
+        RangeError,
+      );
     } finally {
       await emu.close();
     }

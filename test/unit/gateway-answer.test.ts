@@ -18,7 +18,8 @@ const event = {
 };
 const source = { name: 'USGS', license: 'public domain', url: 'https://earthquake.usgs.gov' };
 const execution = { id: 'exec_1', invocation_id: 'inv_1', outcome: 'succeeded', usage: { units: 1 }, timing: {} };
-const body = (result: unknown, exec: unknown = execution) => JSON.stringify({ code: 0, message: 'ok', data: { execution: exec, result } });
+const body = (result: unknown, exec: unknown = execution) =>
+  JSON.stringify({ code: 0, message: 'ok', data: { execution: exec, result } });
 
 describe('readAnswer', () => {
   it('accepts a spec answer, nulls and negative magnitudes included', () => {
@@ -31,26 +32,44 @@ describe('readAnswer', () => {
   it('refuses an answer holding more events than max_results asked, keeping its billing facts', () => {
     const asked = { start_time: '2025-05-06T00:00:00Z', end_time: '2025-05-07T00:00:00Z' };
     const events = ['a', 'b', 'c'].map((id) => ({ ...event, id }));
-    const over = readAnswer(earthquakeResultFor({ ...asked, max_results: 2 }), 200, null, body({ events, source }, { ...execution, usage: { units: 3 } }), 0);
+    const over = readAnswer(
+      earthquakeResultFor({ ...asked, max_results: 2 }),
+      200,
+      null,
+      body({ events, source }, { ...execution, usage: { units: 3 } }),
+      0,
+    );
     expect(over.kind).toBe('invalid_response');
     expect(over.result).toBeNull();
     expect(over.problem).toMatch(/events: holds 3 events, more than the max_results of 2 asked for/);
     expect([over.outcome, over.units]).toEqual(['succeeded', 3]);
-    expect(readAnswer(earthquakeResultFor({ ...asked, max_results: 3 }), 200, null, body({ events, source }), 0).kind).toBeNull();
+    expect(
+      readAnswer(earthquakeResultFor({ ...asked, max_results: 3 }), 200, null, body({ events, source }), 0).kind,
+    ).toBeNull();
     // Without max_results the gateway's default of 50 applies.
     const many = Array.from({ length: 51 }, (_, i) => ({ ...event, id: `e${i}` }));
-    expect(readAnswer(earthquakeResultFor(asked), 200, null, body({ events: many, source }), 0).kind).toBe('invalid_response');
+    expect(readAnswer(earthquakeResultFor(asked), 200, null, body({ events: many, source }), 0).kind).toBe(
+      'invalid_response',
+    );
   });
 
   it('refuses an event more than a second outside the time window asked; a second is the precision allowed', () => {
     const asked = { start_time: '2025-05-06T09:24:13Z', end_time: '2025-05-06T10:00:00.5Z', max_results: 200 };
-    const at = (time: string) => readAnswer(earthquakeResultFor(asked), 200, null, body({ events: [{ ...event, time }], source }), 0);
-    for (const time of ['2025-05-06T09:24:12Z', '2025-05-06T09:24:13Z', '2025-05-06T10:00:01.5Z', '2025-05-06T12:00:01.5+02:00']) {
+    const at = (time: string) =>
+      readAnswer(earthquakeResultFor(asked), 200, null, body({ events: [{ ...event, time }], source }), 0);
+    for (const time of [
+      '2025-05-06T09:24:12Z',
+      '2025-05-06T09:24:13Z',
+      '2025-05-06T10:00:01.5Z',
+      '2025-05-06T12:00:01.5+02:00',
+    ]) {
       expect(at(time).kind, time).toBeNull();
     }
     for (const time of ['2025-05-06T09:24:11.999Z', '2025-05-06T10:00:01.501Z', '2025-05-05T09:24:13Z']) {
       expect(at(time).kind, time).toBe('invalid_response');
-      expect(at(time).problem, time).toMatch(/events\.0\.time: .* is outside the 2025-05-06T09:24:13Z\.\.2025-05-06T10:00:00\.5Z asked for/);
+      expect(at(time).problem, time).toMatch(
+        /events\.0\.time: .* is outside the 2025-05-06T09:24:13Z\.\.2025-05-06T10:00:00\.5Z asked for/,
+      );
     }
   });
 
@@ -60,8 +79,19 @@ describe('readAnswer', () => {
       expect(a.kind, time).toBeNull();
       expect(Date.parse(a.result!.events![0]!.time)).toBe(Date.parse(time));
     }
-    for (const time of ['2025-05-06 09:24:12Z', '2025-05-06T09:24:12', '2025-02-31T00:00:00Z', '20250506T092412Z', '2025-05-06T09:24:60Z', '2025-05-06T09:24:12+24:00', '2025-05-06T09:24:12-02:60']) {
-      expect(readAnswer(earthquakeResultSchema, 200, null, body({ events: [{ ...event, time }], source }), 0).kind, time).toBe('invalid_response');
+    for (const time of [
+      '2025-05-06 09:24:12Z',
+      '2025-05-06T09:24:12',
+      '2025-02-31T00:00:00Z',
+      '20250506T092412Z',
+      '2025-05-06T09:24:60Z',
+      '2025-05-06T09:24:12+24:00',
+      '2025-05-06T09:24:12-02:60',
+    ]) {
+      expect(
+        readAnswer(earthquakeResultSchema, 200, null, body({ events: [{ ...event, time }], source }), 0).kind,
+        time,
+      ).toBe('invalid_response');
     }
   });
 
@@ -91,7 +121,11 @@ describe('readAnswer', () => {
   });
 
   it("keeps the gateway's message for a refused request", () => {
-    const text = JSON.stringify({ code: 400, message: 'country: unknown code ZZZ', data: { execution: { ...execution, outcome: 'parameter_error' }, result: null } });
+    const text = JSON.stringify({
+      code: 400,
+      message: 'country: unknown code ZZZ',
+      data: { execution: { ...execution, outcome: 'parameter_error' }, result: null },
+    });
     const a = readAnswer(indicatorResultSchema, 400, null, text, 0);
     expect(a.kind).toBe('parameters');
     expect(a.problem).toBe('country: unknown code ZZZ');
@@ -104,11 +138,17 @@ describe('readAnswer', () => {
       expect(retryPolicyOf(a.kind!)).toBe('never');
       expect(a.problem).toMatch(/gateway answered 404 Not Found for \/v1\/earthquakes.*check GATEWAY_BASE_URL/);
     }
-    expect(readAnswer(earthquakeResultSchema, 404, null, '{"code":404,"message":"not found"}', 0, '/x').problem).toContain('(it said: not found)');
+    expect(
+      readAnswer(earthquakeResultSchema, 404, null, '{"code":404,"message":"not found"}', 0, '/x').problem,
+    ).toContain('(it said: not found)');
   });
 
   it("keeps the gateway's message for a 404 the operation itself answered", () => {
-    const text = JSON.stringify({ code: 404, message: 'indicator: no such code', data: { execution: { ...execution, outcome: 'parameter_error' }, result: null } });
+    const text = JSON.stringify({
+      code: 404,
+      message: 'indicator: no such code',
+      data: { execution: { ...execution, outcome: 'parameter_error' }, result: null },
+    });
     const a = readAnswer(indicatorResultSchema, 404, null, text, 0, '/v1/indicators');
     expect(a.kind).toBe('parameters');
     expect(a.problem).toBe('indicator: no such code');
@@ -116,7 +156,8 @@ describe('readAnswer', () => {
 });
 
 describe('classifyAttempt', () => {
-  const c = (httpStatus: number | null, outcome: string | null, bodyValid = true) => classifyAttempt({ httpStatus, outcome, bodyValid });
+  const c = (httpStatus: number | null, outcome: string | null, bodyValid = true) =>
+    classifyAttempt({ httpStatus, outcome, bodyValid });
   it.each([
     [200, 'succeeded', true, null],
     [200, 'succeeded', false, 'invalid_response'],
@@ -140,8 +181,12 @@ describe('classifyAttempt', () => {
     expect(c(status, outcome, valid)).toBe(kind);
   });
   it('transport failures have no response', () => {
-    expect(classifyAttempt({ httpStatus: null, outcome: null, bodyValid: false, transportFailure: 'timeout' })).toBe('timeout');
-    expect(classifyAttempt({ httpStatus: null, outcome: null, bodyValid: false, transportFailure: 'transport' })).toBe('transport');
+    expect(classifyAttempt({ httpStatus: null, outcome: null, bodyValid: false, transportFailure: 'timeout' })).toBe(
+      'timeout',
+    );
+    expect(classifyAttempt({ httpStatus: null, outcome: null, bodyValid: false, transportFailure: 'transport' })).toBe(
+      'transport',
+    );
   });
   it('maps kinds to retry behaviour', () => {
     expect(retryPolicyOf('parameters')).toBe('never');

@@ -111,7 +111,7 @@ describe('check-config: tiered streams and the projection', () => {
   it('without DATABASE_URL: runs and windows per tier, the floor of one call per window, and why', async () => {
     const out = await run(['--config', JOBS_YAML]);
     expect(projectionOf(out)).toEqual([
-      'Projected billed calls per day (ideal: up to 200 events per call, 31-day windows; a cron pattern\'s runs are averaged over the next weeks):',
+      "Projected billed calls per day (ideal: up to 200 events per call, 31-day windows; a cron pattern's runs are averaged over the next weeks):",
       '  densities unknown: DATABASE_URL is not set; earthquake streams show runs, windows and one call per window at least',
       '  global-m2_5  at least 148.3 calls/day (one per window)',
       '    events 0-2h old    every 10m             144 runs/day × 1 window',
@@ -152,7 +152,7 @@ describe('check-config: tiered streams and the projection', () => {
       await writeFile(path, extras.slice(extras.indexOf('indicators:')));
       const out = await run(['--config', path], { DATABASE_URL: 'postgres://u@127.0.0.1:1/x' });
       expect(projectionOf(out)).toEqual([
-        'Projected billed calls per day (ideal: up to 200 events per call, 31-day windows; a cron pattern\'s runs are averaged over the next weeks):',
+        "Projected billed calls per day (ideal: up to 200 events per call, 31-day windows; a cron pattern's runs are averaged over the next weeks):",
         '  mortality  0.43 calls/day: 0.14 runs/day × 3 series × 1 chunk (years 1960..2026)',
         '  defaults   0.04 calls/day: 0.04 runs/day (cron, over 28 days) × 1 series × 1 chunk (years 2017..2026)',
         '  total      0.46 calls/day',
@@ -176,7 +176,7 @@ describe('check-config: tiered streams and the projection', () => {
       note: null,
     });
     expect(text.trimEnd().split('\n')).toEqual([
-      'Projected billed calls per day (ideal: up to 200 events per call, 31-day windows; a cron pattern\'s runs are averaged over the next weeks):',
+      "Projected billed calls per day (ideal: up to 200 events per call, 31-day windows; a cron pattern's runs are averaged over the next weeks):",
       '  densities: events stored in postgres://reader@db:5432/gateway_ingest matching each stream, last 30 days with data',
       '  global-m2_5  155.4 calls/day, from 80 stored events/day',
       '    events 0-2h old    every 10m             144 runs/day × 1 call (1 window, ~6.67 events) = 144',

@@ -73,7 +73,10 @@ describe('runsPerDay', () => {
     expect(runsPerDay(cron('0 3 * * 0'), SATURDAY_NOON)).toBeCloseTo(1 / 7, 12);
     expect(runsPerDay(cron('0 3 * * 0'), MONDAY_NOON)).toBeCloseTo(1 / 7, 12);
     // Hourly 09:00-17:00 Berlin on weekdays: 20 weekdays of 9 runs in 28 days.
-    expect(runsPerDay(cron('0 9-17 * * 1-5', 'Europe/Berlin'), Date.parse('2026-06-19T12:00:00Z'))).toBeCloseTo(180 / 28, 12);
+    expect(runsPerDay(cron('0 9-17 * * 1-5', 'Europe/Berlin'), Date.parse('2026-06-19T12:00:00Z'))).toBeCloseTo(
+      180 / 28,
+      12,
+    );
     // A run exactly 28 days ahead is in; one exactly now is not (it is the run being made).
     expect(runsPerDay(cron('0 12 * * *'), MONDAY_NOON)).toBe(1);
   });
@@ -168,7 +171,10 @@ describe('projectIndicatorStream', () => {
   });
 
   it("without years: the gateway's default range, the latest 10", () => {
-    const p = projectIndicatorStream({ ...MACRO, fromYear: null, schedule: { kind: 'every', everyMs: 6 * HOUR } }, MONDAY_NOON);
+    const p = projectIndicatorStream(
+      { ...MACRO, fromYear: null, schedule: { kind: 'every', everyMs: 6 * HOUR } },
+      MONDAY_NOON,
+    );
     expect(p.years).toEqual({ fromYear: 2017, toYear: 2026 });
     expect(p.callsPerDay).toBe(40);
   });

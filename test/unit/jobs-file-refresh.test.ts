@@ -49,7 +49,9 @@ describe('refresh: valid tiers', () => {
   });
 
   it('a stream without refresh has one tier: its schedule over its lookback (1d by default)', () => {
-    expect(parse(eq('every: 10m')).earthquakes[0]?.refresh).toEqual([{ withinMs: DAY, fromMs: 0, schedule: TEN_MINUTES }]);
+    expect(parse(eq('every: 10m')).earthquakes[0]?.refresh).toEqual([
+      { withinMs: DAY, fromMs: 0, schedule: TEN_MINUTES },
+    ]);
   });
 
   it('takes up to 8 tiers', () => {
@@ -60,7 +62,9 @@ describe('refresh: valid tiers', () => {
 
 describe('refresh: one rule at a time, with its line and path', () => {
   it('refresh replaces schedule, every and lookback: each one set with it is a problem naming both keys', () => {
-    expect(problems(eq('schedule: "*/10 * * * *"', 'lookback: 7d', 'refresh:', '  - { within: 2h, every: 10m }'))).toEqual([
+    expect(
+      problems(eq('schedule: "*/10 * * * *"', 'lookback: 7d', 'refresh:', '  - { within: 2h, every: 10m }')),
+    ).toEqual([
       'jobs.yaml:3  earthquakes[0].schedule: set either refresh or schedule, not both: with refresh, each tier has its own schedule or every',
       "jobs.yaml:4  earthquakes[0].lookback: set either refresh or lookback, not both: with refresh, the last tier's within is how far back the stream re-reads",
     ]);
@@ -77,7 +81,9 @@ describe('refresh: one rule at a time, with its line and path', () => {
 
   it('refresh is a list of 1 to 8 tiers', () => {
     expect(problems(eq('refresh: []'))).toEqual(['jobs.yaml:3  earthquakes[0].refresh: must list at least 1 item']);
-    expect(problems(eq('refresh:'))).toEqual(['jobs.yaml:3  earthquakes[0].refresh: must be a list, got an empty value']);
+    expect(problems(eq('refresh:'))).toEqual([
+      'jobs.yaml:3  earthquakes[0].refresh: must be a list, got an empty value',
+    ]);
     expect(problems(eq('refresh: { within: 2h, every: 10m }'))).toEqual([
       'jobs.yaml:3  earthquakes[0].refresh: must be a list, got a mapping',
     ]);
@@ -86,14 +92,21 @@ describe('refresh: one rule at a time, with its line and path', () => {
   });
 
   it('a tier is a mapping', () => {
-    expect(problems(tiers('2h'))).toEqual(['jobs.yaml:4  earthquakes[0].refresh[0]: must be a mapping, got the string "2h"']);
+    expect(problems(tiers('2h'))).toEqual([
+      'jobs.yaml:4  earthquakes[0].refresh[0]: must be a mapping, got the string "2h"',
+    ]);
   });
 
   it('within is required, a duration of 1m to 366d', () => {
     const rule = 'must be a duration: a positive whole number and a unit s, m, h or d (30s, 10m, 6h, 7d)';
     expect(
       problems(
-        tiers('{ every: 1m }', '{ within: 59s, every: 1m }', '{ within: 367d, every: 1m }', '{ within: 2 days, every: 1m }'),
+        tiers(
+          '{ every: 1m }',
+          '{ within: 59s, every: 1m }',
+          '{ within: 367d, every: 1m }',
+          '{ within: 2 days, every: 1m }',
+        ),
       ),
     ).toEqual([
       'jobs.yaml:4  earthquakes[0].refresh[0].within: required',
@@ -107,7 +120,9 @@ describe('refresh: one rule at a time, with its line and path', () => {
   });
 
   it('within grows from tier to tier: the tier that does not is named, with the one before it', () => {
-    expect(problems(tiers('{ within: 3d, every: 1h }', '{ within: 2h, every: 10m }', '{ within: 60d, every: 7d }'))).toEqual([
+    expect(
+      problems(tiers('{ within: 3d, every: 1h }', '{ within: 2h, every: 10m }', '{ within: 60d, every: 7d }')),
+    ).toEqual([
       'jobs.yaml:5  earthquakes[0].refresh[1].within: must be longer than the tier before it (refresh[0].within: 3d), got "2h"',
     ]);
     // Equal is not longer; units do not matter, durations do.
@@ -117,7 +132,9 @@ describe('refresh: one rule at a time, with its line and path', () => {
   });
 
   it('an invalid within is reported once, and the next tier is compared with the last valid one', () => {
-    expect(problems(tiers('{ within: 2d, every: 1h }', '{ within: 0d, every: 1h }', '{ within: 1d, every: 1h }'))).toEqual([
+    expect(
+      problems(tiers('{ within: 2d, every: 1h }', '{ within: 0d, every: 1h }', '{ within: 1d, every: 1h }')),
+    ).toEqual([
       'jobs.yaml:5  earthquakes[0].refresh[1].within: must be a duration: a positive whole number and a unit s, m, h or d (30s, 10m, 6h, 7d), got "0d"',
       'jobs.yaml:6  earthquakes[0].refresh[2].within: must be longer than the tier before it (refresh[0].within: 2d), got "1d"',
     ]);
@@ -163,19 +180,22 @@ describe('refresh: one rule at a time, with its line and path', () => {
   });
 
   it('refresh is an earthquake key only', () => {
-    const text = ['indicators:', '  - name: macro', '    indicators: [NY.GDP.MKTP.CD]', '    countries: [US]', '    every: 1d', '    refresh: []', ''];
+    const text = [
+      'indicators:',
+      '  - name: macro',
+      '    indicators: [NY.GDP.MKTP.CD]',
+      '    countries: [US]',
+      '    every: 1d',
+      '    refresh: []',
+      '',
+    ];
     expect(problems(text.join('\n'))).toEqual([
       'jobs.yaml:6  indicators[0].refresh: unknown key (allowed: name, enabled, indicators, countries, from_year, to_year, schedule, every, timezone)',
     ]);
   });
 
   it('lists every problem of every tier at once, in line order', () => {
-    const text = eq(
-      'every: 1m',
-      'refresh:',
-      '  - { within: 2h }',
-      '  - { within: 1h, every: 10m, colour: red }',
-    );
+    const text = eq('every: 1m', 'refresh:', '  - { within: 2h }', '  - { within: 1h, every: 10m, colour: red }');
     expect(problems(text)).toEqual([
       'jobs.yaml:3  earthquakes[0].every: set either refresh or every, not both: with refresh, each tier has its own schedule or every',
       'jobs.yaml:5  earthquakes[0].refresh[0].schedule: required: set either schedule (a cron pattern) or every (a duration such as 10m)',

@@ -11,7 +11,8 @@ import { UsageError } from '../../src/errors.js';
 const fixture = (name: string) => join(import.meta.dirname, '../fixtures/jobs', name);
 const DAY = 86_400_000;
 
-const ind = (...lines: string[]) => ['indicators:', '  - name: macro', ...lines.map((l) => `    ${l}`)].join('\n') + '\n';
+const ind = (...lines: string[]) =>
+  ['indicators:', '  - name: macro', ...lines.map((l) => `    ${l}`)].join('\n') + '\n';
 const IND_OK = ['indicators: [NY.GDP.MKTP.CD]', 'countries: [US]', 'schedule: "0 4 * * 1"'];
 
 const GLOBAL_SCHEDULE = { kind: 'cron', pattern: '*/10 * * * *', timezone: null } as const;
@@ -90,7 +91,9 @@ describe('valid files', () => {
         circle: { latitude: 35.68, longitude: 139.69, radiusKm: 20001.6 },
         schedule: { kind: 'cron', pattern: '30 0 */6 * * *', timezone: 'Asia/Tokyo' },
         lookbackMs: DAY,
-        refresh: [{ withinMs: DAY, fromMs: 0, schedule: { kind: 'cron', pattern: '30 0 */6 * * *', timezone: 'Asia/Tokyo' } }],
+        refresh: [
+          { withinMs: DAY, fromMs: 0, schedule: { kind: 'cron', pattern: '30 0 */6 * * *', timezone: 'Asia/Tokyo' } },
+        ],
         backfillFrom: new Date('2024-01-01T00:00:00Z'),
         enabled: false,
       },
@@ -142,7 +145,16 @@ describe('valid files', () => {
 
   it('follows YAML anchors and aliases', () => {
     const jobs = parse(
-      ['earthquakes:', '  - name: a', '    circle: &ca { latitude: 1, longitude: 2, radius_km: 3 }', '    every: 1m', '  - name: b', '    circle: *ca', '    every: 1m', ''].join('\n'),
+      [
+        'earthquakes:',
+        '  - name: a',
+        '    circle: &ca { latitude: 1, longitude: 2, radius_km: 3 }',
+        '    every: 1m',
+        '  - name: b',
+        '    circle: *ca',
+        '    every: 1m',
+        '',
+      ].join('\n'),
     );
     expect(jobs.earthquakes[1]?.circle).toEqual({ latitude: 1, longitude: 2, radiusKm: 3 });
   });
@@ -204,12 +216,9 @@ describe('one rule at a time: the message names the line and the path', () => {
   });
 
   it('country codes are 2-3 characters, any case, normalised to upper case', () => {
-    expect(parse(ind('indicators: [NY.GDP.MKTP.CD]', 'countries: [us, chn, Wld, 1w]', 'every: 1d')).indicators[0]?.countries).toEqual([
-      'US',
-      'CHN',
-      'WLD',
-      '1W',
-    ]);
+    expect(
+      parse(ind('indicators: [NY.GDP.MKTP.CD]', 'countries: [us, chn, Wld, 1w]', 'every: 1d')).indicators[0]?.countries,
+    ).toEqual(['US', 'CHN', 'WLD', '1W']);
     expect(problems(ind('indicators: [NY.GDP.MKTP.CD]', 'countries: [USA1, U, "12"]', 'every: 1d'))).toEqual([
       'jobs.yaml:4  indicators[0].countries[0]: must be a 2 or 3 character country or aggregate code (A-Z, 0-9), got the string "USA1"',
       'jobs.yaml:4  indicators[0].countries[1]: must be a 2 or 3 character country or aggregate code (A-Z, 0-9), got the string "U"',
@@ -346,7 +355,9 @@ describe('one rule at a time: the message names the line and the path', () => {
       'jobs.yaml:2  earthquakes[0].name: must be 1 to 63 letters, digits, _ . or -, starting with a letter or digit, got the string "-quakes"',
     ]);
     expect(problems(['earthquakes:', `  - name: ${'a'.repeat(64)}`, '    every: 1m', ''].join('\n'))).toHaveLength(1);
-    expect(parse(['earthquakes:', `  - name: ${'A'.repeat(63)}`, '    every: 1m', ''].join('\n')).earthquakes).toHaveLength(1);
+    expect(
+      parse(['earthquakes:', `  - name: ${'A'.repeat(63)}`, '    every: 1m', ''].join('\n')).earthquakes,
+    ).toHaveLength(1);
   });
 
   it('names are unique across earthquakes and indicators', () => {
@@ -386,7 +397,9 @@ describe('one rule at a time: the message names the line and the path', () => {
   });
 
   it('values have the right types', () => {
-    expect(problems(['earthquakes:', '  - name: 2024', '    every: 1m', '    circle:', '  - just a string', ''].join('\n'))).toEqual([
+    expect(
+      problems(['earthquakes:', '  - name: 2024', '    every: 1m', '    circle:', '  - just a string', ''].join('\n')),
+    ).toEqual([
       'jobs.yaml:2  earthquakes[0].name: must be a string, got 2024',
       'jobs.yaml:4  earthquakes[0].circle: must be a mapping, got an empty value',
       'jobs.yaml:5  earthquakes[1]: must be a mapping, got the string "just a string"',
@@ -413,7 +426,9 @@ describe('one rule at a time: the message names the line and the path', () => {
   });
 
   it('YAML syntax errors are listed with their line', () => {
-    const lines = problems(['earthquakes:', '  - name: a', '    every: 1m', '    circle: "unterminated', '  - name: b', ''].join('\n'));
+    const lines = problems(
+      ['earthquakes:', '  - name: a', '    every: 1m', '    circle: "unterminated', '  - name: b', ''].join('\n'),
+    );
     expect(lines).toHaveLength(1);
     expect(lines).toEqual([
       'jobs.yaml:4  earthquakes[0].circle: YAML syntax error: Missing closing "quote (column 13: the value is not closed before line 6)',
@@ -434,7 +449,9 @@ describe('one rule at a time: the message names the line and the path', () => {
   });
 
   it('aliases must refer to an anchor', () => {
-    expect(problems('earthquakes:\n  - *nope\n')).toEqual(['jobs.yaml:2  earthquakes[0]: alias *nope refers to no anchor']);
+    expect(problems('earthquakes:\n  - *nope\n')).toEqual([
+      'jobs.yaml:2  earthquakes[0]: alias *nope refers to no anchor',
+    ]);
   });
 });
 
@@ -503,7 +520,12 @@ describe('loadJobsFile', () => {
       `${path}: jobs file not found: create it (see "jobs.yaml" in README.md) or pass --config PATH`,
     );
     expect((error as JobsFileError).problems).toEqual([
-      { file: path, line: 0, path: '', reason: 'jobs file not found: create it (see "jobs.yaml" in README.md) or pass --config PATH' },
+      {
+        file: path,
+        line: 0,
+        path: '',
+        reason: 'jobs file not found: create it (see "jobs.yaml" in README.md) or pass --config PATH',
+      },
     ]);
   });
 });
@@ -520,10 +542,21 @@ describe('parseDurationMs', () => {
     expect(formatDurationMs(ms)).toBe(text);
   });
 
-  it.each(['0s', '-1m', '1.5h', '10', 'm', '10M', '10 m', ' 10m', '1h30m', '7days', '010m', '', '99999999999999999999d'])(
-    '%j is not a duration',
-    (text) => {
-      expect(parseDurationMs(text)).toBeNull();
-    },
-  );
+  it.each([
+    '0s',
+    '-1m',
+    '1.5h',
+    '10',
+    'm',
+    '10M',
+    '10 m',
+    ' 10m',
+    '1h30m',
+    '7days',
+    '010m',
+    '',
+    '99999999999999999999d',
+  ])('%j is not a duration', (text) => {
+    expect(parseDurationMs(text)).toBeNull();
+  });
 });

@@ -1,13 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { indicatorRequestSchema } from '../../src/gateway/schemas.js';
-import {
-  type YearChunk,
-  chunkKey,
-  parseChunkKey,
-  planChunks,
-  resolveYearRange,
-} from '../../src/planning/chunks.js';
+import { type YearChunk, chunkKey, parseChunkKey, planChunks, resolveYearRange } from '../../src/planning/chunks.js';
 import { INDICATOR_PROVIDER, LIMITS, yearSpan } from '../../src/domain/spec.js';
 import { type Range } from '../../src/domain/ranges.js';
 
@@ -60,13 +54,18 @@ describe('planChunks examples', () => {
   });
 
   it('skips years already ingested', () => {
-    const covered = [{ start: 1960, end: 1969 }, { start: 1990, end: 1999 }];
+    const covered = [
+      { start: 1960, end: 1969 },
+      { start: 1990, end: 1999 },
+    ];
     expect(planChunks({ fromYear: 1960, toYear: 2005, maxYears: 15, coveredYears: covered }).map(chunkKey)).toEqual([
       '1970-1984',
       '1985-1989',
       '2000-2005',
     ]);
-    expect(planChunks({ fromYear: 1970, toYear: 1975, maxYears: 70, coveredYears: [{ start: 1960, end: 2000 }] })).toEqual([]);
+    expect(
+      planChunks({ fromYear: 1970, toYear: 1975, maxYears: 70, coveredYears: [{ start: 1960, end: 2000 }] }),
+    ).toEqual([]);
   });
 
   it('rejects an inverted range and a maxYears below one', () => {
@@ -102,7 +101,13 @@ describe('planChunks properties', () => {
       fc.property(yearRange, fc.integer({ min: 1, max: LIMITS.maxYearSpan }), ({ fromYear, toYear }, max) => {
         const schema = indicatorRequestSchema(() => new Date(Date.UTC(toYear, 6, 1)));
         for (const c of planChunks({ fromYear, toYear, maxYears: max })) {
-          const request = { provider: INDICATOR_PROVIDER, country: 'WLD', indicator: 'SP.POP.TOTL', start_year: c.startYear, end_year: c.endYear };
+          const request = {
+            provider: INDICATOR_PROVIDER,
+            country: 'WLD',
+            indicator: 'SP.POP.TOTL',
+            start_year: c.startYear,
+            end_year: c.endYear,
+          };
           expect(schema.safeParse(request).success).toBe(true);
         }
       }),
@@ -133,7 +138,17 @@ describe('chunk keys', () => {
   });
 
   it('rejects malformed, non-canonical and inverted keys', () => {
-    for (const key of ['', '1960', '1960-', '-1960', '01960-2000', '2000-1960', '1960-2000-2010', 'abc', '1960 - 2000']) {
+    for (const key of [
+      '',
+      '1960',
+      '1960-',
+      '-1960',
+      '01960-2000',
+      '2000-1960',
+      '1960-2000-2010',
+      'abc',
+      '1960 - 2000',
+    ]) {
       expect(() => parseChunkKey(key), key).toThrow(RangeError);
     }
   });

@@ -1,10 +1,23 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backfillCommand } from '../../src/cli/commands/backfill.js';
-import { billedCallsToConfirm, parseSampleFlag, planCommand, planJson, planLines } from '../../src/cli/commands/plan.js';
+import {
+  billedCallsToConfirm,
+  parseSampleFlag,
+  planCommand,
+  planJson,
+  planLines,
+} from '../../src/cli/commands/plan.js';
 import type { Plan } from '../../src/ingest/plan.js';
 import { nextLengthMs, sampleInterval, sampleWindows } from '../../src/ingest/sample.js';
-import { countedInWindow, isWiderOrEqual, piecesOf, ratePool, unionOf, windowEvents } from '../../src/planning/density.js';
+import {
+  countedInWindow,
+  isWiderOrEqual,
+  piecesOf,
+  ratePool,
+  unionOf,
+  windowEvents,
+} from '../../src/planning/density.js';
 import {
   DEFAULT_ORDER_FACTOR,
   idealCalls,
@@ -26,7 +39,14 @@ describe('wider streams', () => {
   it('the unfiltered stream is wider than every other; a stream is as wide as itself', () => {
     const filters = fc.record({
       minMagnitude: fc.option(fc.double({ min: -1, max: 10, noNaN: true }), { nil: null }),
-      circle: fc.option(fc.record({ latitude: fc.double({ min: -90, max: 90, noNaN: true }), longitude: fc.double({ min: -180, max: 180, noNaN: true }), radiusKm: fc.double({ min: 1, max: 20_000, noNaN: true }) }), { nil: null }),
+      circle: fc.option(
+        fc.record({
+          latitude: fc.double({ min: -90, max: 90, noNaN: true }),
+          longitude: fc.double({ min: -180, max: 180, noNaN: true }),
+          radiusKm: fc.double({ min: 1, max: 20_000, noNaN: true }),
+        }),
+        { nil: null },
+      ),
     });
     fc.assert(fc.property(filters, (f) => isWiderOrEqual(all, f) && isWiderOrEqual(f, f)));
   });
@@ -49,9 +69,14 @@ describe('event density of a window', () => {
   const window = { startMs: 0, endMs: 30 * DAY };
 
   it('counts a fully covered window exactly, and a sample inside stored coverage never twice', () => {
-    const parts = unionOf([{ startMs: 0, endMs: 10 * DAY }, { startMs: 5 * DAY, endMs: 30 * DAY }]);
+    const parts = unionOf([
+      { startMs: 0, endMs: 10 * DAY },
+      { startMs: 5 * DAY, endMs: 30 * DAY },
+    ]);
     expect(parts).toEqual([{ startMs: 0, endMs: 30 * DAY }]);
-    const c = countedInWindow(window, parts, 900, [{ interval: { startMs: DAY, endMs: 2 * DAY }, events: 50, full: false }]);
+    const c = countedInWindow(window, parts, 900, [
+      { interval: { startMs: DAY, endMs: 2 * DAY }, events: 50, full: false },
+    ]);
     expect(c).toEqual({ ms: 30 * DAY, events: 900 });
     expect(windowEvents(window, c, null)).toEqual({ kind: 'exact', events: { low: 900, expected: 900, high: 900 } });
   });
@@ -62,7 +87,10 @@ describe('event density of a window', () => {
       { interval: { startMs: 20.5 * DAY, endMs: 22 * DAY }, events: 40, full: false },
       { interval: { startMs: 25 * DAY, endMs: 26 * DAY }, events: 200, full: true },
     ];
-    expect(countedInWindow(window, [{ startMs: 0, endMs: 10 * DAY }], 100, samples)).toEqual({ ms: 11 * DAY, events: 130 });
+    expect(countedInWindow(window, [{ startMs: 0, endMs: 10 * DAY }], 100, samples)).toEqual({
+      ms: 11 * DAY,
+      events: 130,
+    });
   });
 
   it('knows nothing of a window with no coverage when nothing else is stored', () => {
@@ -71,7 +99,11 @@ describe('event density of a window', () => {
   });
 
   it('extrapolates from the pool: expected is the pooled rate, low and high the extreme rates', () => {
-    const pool = ratePool([{ ms: DAY, events: 10 }, { ms: DAY, events: 30 }, { ms: 1000, events: 500 }])!;
+    const pool = ratePool([
+      { ms: DAY, events: 10 },
+      { ms: DAY, events: 30 },
+      { ms: 1000, events: 500 },
+    ])!;
     expect(pool).toMatchObject({ low: 10 / DAY, expected: 20 / DAY, high: 30 / DAY, lowerBoundOnly: false });
     const e = windowEvents(window, { ms: 0, events: 0 }, pool);
     expect(e.kind).toBe('extrapolated');
@@ -81,26 +113,40 @@ describe('event density of a window', () => {
   });
 
   it('with only full samples, the largest lower bound is the expectation', () => {
-    const pool = ratePool([{ ms: 2 * DAY, events: 200, atLeast: true }, { ms: DAY, events: 200, atLeast: true }])!;
+    const pool = ratePool([
+      { ms: 2 * DAY, events: 200, atLeast: true },
+      { ms: DAY, events: 200, atLeast: true },
+    ])!;
     expect(pool.lowerBoundOnly).toBe(true);
     expect(pool.expected).toBe(200 / DAY);
     expect(pool.high).toBeGreaterThan(pool.expected);
   });
 
   it('always gives low <= expected <= high', () => {
-    const piece = fc.record({ ms: fc.integer({ min: 3_600_000, max: 31 * DAY }), events: fc.nat(20_000), atLeast: fc.boolean() });
+    const piece = fc.record({
+      ms: fc.integer({ min: 3_600_000, max: 31 * DAY }),
+      events: fc.nat(20_000),
+      atLeast: fc.boolean(),
+    });
     fc.assert(
-      fc.property(fc.array(piece, { minLength: 1, maxLength: 8 }), fc.integer({ min: 0, max: 30 * DAY }), fc.nat(5_000), (pieces, coveredMs, events) => {
-        const pool = ratePool(pieces);
-        const e = windowEvents(window, { ms: coveredMs, events }, pool).events;
-        if (e === null) return true;
-        return e.low <= e.expected + 1e-6 && e.expected <= e.high + 1e-6 && e.low >= 0;
-      }),
+      fc.property(
+        fc.array(piece, { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 0, max: 30 * DAY }),
+        fc.nat(5_000),
+        (pieces, coveredMs, events) => {
+          const pool = ratePool(pieces);
+          const e = windowEvents(window, { ms: coveredMs, events }, pool).events;
+          if (e === null) return true;
+          return e.low <= e.expected + 1e-6 && e.expected <= e.high + 1e-6 && e.low >= 0;
+        },
+      ),
     );
   });
 
   it('splits coverage into pieces of at most a window', () => {
-    expect(piecesOf([{ startMs: 0, endMs: 70 * DAY }], 31 * DAY).map((p) => (p.endMs - p.startMs) / DAY)).toEqual([31, 31, 8]);
+    expect(piecesOf([{ startMs: 0, endMs: 70 * DAY }], 31 * DAY).map((p) => (p.endMs - p.startMs) / DAY)).toEqual([
+      31, 31, 8,
+    ]);
   });
 });
 
@@ -110,7 +156,11 @@ describe('billed calls, units and time', () => {
   });
 
   it('a window under the cap costs exactly one call, a full one its ideal times the order factor', () => {
-    expect(windowCalls({ low: 150, expected: 150, high: 150 }, DEFAULT_ORDER_FACTOR)).toEqual({ low: 1, expected: 1, high: 1 });
+    expect(windowCalls({ low: 150, expected: 150, high: 150 }, DEFAULT_ORDER_FACTOR)).toEqual({
+      low: 1,
+      expected: 1,
+      high: 1,
+    });
     const c = windowCalls({ low: 1000, expected: 1000, high: 1000 }, { expected: 1.1, high: 2, measuredWindows: 5 });
     expect(c.low).toBe(5);
     expect(c.expected).toBeCloseTo(5.5);
@@ -124,7 +174,13 @@ describe('billed calls, units and time', () => {
         const events = { low: low!, expected: expected!, high: high! };
         const calls = windowCalls(events, { expected: factor, high: Math.max(factor, 2.5), measuredWindows: 3 });
         const units = windowUnits(events, calls, { expected: 1.1, high: 2.5 });
-        return calls.low >= 1 && calls.low <= calls.expected && calls.expected <= calls.high && units.low <= units.expected + 1e-9 && units.expected <= units.high + 1e-9;
+        return (
+          calls.low >= 1 &&
+          calls.low <= calls.expected &&
+          calls.expected <= calls.high &&
+          units.low <= units.expected + 1e-9 &&
+          units.expected <= units.high + 1e-9
+        );
       }),
     );
   });
@@ -151,7 +207,9 @@ describe('billed calls, units and time', () => {
     expect(wallSeconds({ ...base, callsPerPartition: [40, 1, 1], concurrency: 8 })).toBeCloseTo(8);
     expect(wallSeconds({ ...base, callsPerPartition: [], concurrency: 8 })).toBe(0);
     // Not measured: latency plus the answer transaction, lanes shortening the longest window.
-    expect(wallSeconds({ callsPerPartition: [40], concurrency: 1, lanes: 4, latencyMs: 450, cycleMs: null })).toBeCloseTo(20);
+    expect(
+      wallSeconds({ callsPerPartition: [40], concurrency: 1, lanes: 4, latencyMs: 450, cycleMs: null }),
+    ).toBeCloseTo(20);
   });
 
   it('rounds outward, takes medians, and plans one call per indicator chunk', () => {
@@ -159,7 +217,13 @@ describe('billed calls, units and time', () => {
     expect(median([])).toBeNull();
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 2, 3])).toBe(2.5);
-    const e = indicatorEstimate([{ startYear: 1960, endYear: 2029 }, { startYear: 2030, endYear: 2030 }], 1);
+    const e = indicatorEstimate(
+      [
+        { startYear: 1960, endYear: 2029 },
+        { startYear: 2030, endYear: 2030 },
+      ],
+      1,
+    );
     expect(e.calls).toEqual({ low: 2, expected: 2, high: 2 });
     expect(e.units.expected).toBe(71);
   });
@@ -185,11 +249,22 @@ describe('--sample', () => {
 
   it('sample intervals lie inside their window, on whole seconds', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 9 }), fc.integer({ min: 1, max: 40 * DAY }), fc.nat(100), (w, lengthMs, k) => {
-        const window = { startMs: windows[w]!.startMs + 123, endMs: windows[w]!.endMs - 456 };
-        const i = sampleInterval(window, lengthMs, k);
-        return i.startMs >= window.startMs && i.endMs <= window.endMs && i.endMs > i.startMs && i.startMs % 1000 === 0 && i.endMs % 1000 === 0;
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 9 }),
+        fc.integer({ min: 1, max: 40 * DAY }),
+        fc.nat(100),
+        (w, lengthMs, k) => {
+          const window = { startMs: windows[w]!.startMs + 123, endMs: windows[w]!.endMs - 456 };
+          const i = sampleInterval(window, lengthMs, k);
+          return (
+            i.startMs >= window.startMs &&
+            i.endMs <= window.endMs &&
+            i.endMs > i.startMs &&
+            i.startMs % 1000 === 0 &&
+            i.endMs % 1000 === 0
+          );
+        },
+      ),
     );
   });
 
@@ -222,9 +297,20 @@ describe('plan output', () => {
 
   it('--json is one object with the promised keys first, the internal window list left out', () => {
     const json = planJson({ plan, sampled: null });
-    expect(Object.keys(json).slice(0, 6)).toEqual(['operation', 'windows', 'windowsCovered', 'estimatedBilledCalls', 'estimatedUnits', 'estimatedSeconds']);
+    expect(Object.keys(json).slice(0, 6)).toEqual([
+      'operation',
+      'windows',
+      'windowsCovered',
+      'estimatedBilledCalls',
+      'estimatedUnits',
+      'estimatedSeconds',
+    ]);
     expect(json).not.toHaveProperty('plannedWindows');
-    expect(JSON.parse(JSON.stringify(json))).toMatchObject({ windows: 3, windowsCovered: 2, estimatedBilledCalls: null });
+    expect(JSON.parse(JSON.stringify(json))).toMatchObject({
+      windows: 3,
+      windowsCovered: 2,
+      estimatedBilledCalls: null,
+    });
   });
 
   it('says when no density is known, and what to do about it', () => {
@@ -236,19 +322,31 @@ describe('plan output', () => {
   });
 
   it('shows the estimate with its range, and confirms on the expectation', () => {
-    const known: Plan = { ...plan, estimatedBilledCalls: { low: 1200, expected: 1500, high: 3000 }, estimatedUnits: { low: 1, expected: 2, high: 3, unit: 'events' }, estimatedSeconds: 600 };
-    expect(planLines({ plan: known, sampled: null }).join('\n')).toMatch(/estimated billed calls: 1,500 \(1,200 to 3,000\)[\s\S]*estimated time: 10 min/);
+    const known: Plan = {
+      ...plan,
+      estimatedBilledCalls: { low: 1200, expected: 1500, high: 3000 },
+      estimatedUnits: { low: 1, expected: 2, high: 3, unit: 'events' },
+      estimatedSeconds: 600,
+    };
+    expect(planLines({ plan: known, sampled: null }).join('\n')).toMatch(
+      /estimated billed calls: 1,500 \(1,200 to 3,000\)[\s\S]*estimated time: 10 min/,
+    );
     expect(billedCallsToConfirm(known)).toBe(1500);
   });
 });
 
 describe('plan takes the flags of backfill', () => {
   const longs = (c: ReturnType<typeof backfillCommand>, sub: string) =>
-    c.commands.find((x) => x.name() === sub)!.options.map((o) => o.long).filter((l): l is string => l !== undefined);
+    c.commands
+      .find((x) => x.name() === sub)!
+      .options.map((o) => o.long)
+      .filter((l): l is string => l !== undefined);
 
   it.each(['earthquakes', 'indicators'])('%s: every range flag of backfill, and --json, --sample, --refresh', (sub) => {
     const run = new Set(['--wait', '--inline', '--dry-run', '--yes', '--max-billed-calls']);
     const backfill = longs(backfillCommand(), sub).filter((l) => !run.has(l));
-    expect(longs(planCommand(), sub).sort()).toEqual(expect.arrayContaining([...backfill, '--json', '--sample', '--refresh'].sort()));
+    expect(longs(planCommand(), sub).sort()).toEqual(
+      expect.arrayContaining([...backfill, '--json', '--sample', '--refresh'].sort()),
+    );
   });
 });

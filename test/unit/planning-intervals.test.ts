@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Adjacency, type Range, coverageOf, measure, mergeRanges, subtractRanges } from '../../src/domain/ranges.js';
+import {
+  type Adjacency,
+  type Range,
+  coverageOf,
+  measure,
+  mergeRanges,
+  subtractRanges,
+} from '../../src/domain/ranges.js';
 
 const interval = (lo = -500, hi = 500, maxLen = 120): fc.Arbitrary<Range> =>
   fc
@@ -10,8 +17,7 @@ const intervals = fc.array(interval(), { maxLength: 12 });
 const adjacency = fc.constantFrom<Adjacency>(0, 1);
 
 /** Membership in the set an interval list denotes: closed reals for ms, whole numbers for years. */
-const contains = (list: readonly Range[], x: number): boolean =>
-  list.some((i) => i.start <= x && x <= i.end);
+const contains = (list: readonly Range[], x: number): boolean => list.some((i) => i.start <= x && x <= i.end);
 
 /** Probe points: every whole number near the data and, for the continuous reading, halfway points. */
 const probes = (adj: Adjacency): number[] => {
@@ -34,7 +40,12 @@ describe('mergeRanges', () => {
       { start: 1960, end: 1969 },
       { start: 1970, end: 1979 },
     ]);
-    expect(mergeRanges([{ start: 0, end: 10 }, { start: 10, end: 20 }])).toEqual([{ start: 0, end: 20 }]);
+    expect(
+      mergeRanges([
+        { start: 0, end: 10 },
+        { start: 10, end: 20 },
+      ]),
+    ).toEqual([{ start: 0, end: 20 }]);
   });
 
   it('rejects an interval that ends before it starts', () => {
@@ -106,7 +117,12 @@ describe('subtractRanges', () => {
   });
 
   it('returns nothing for a fully covered range or a zero-length ms range', () => {
-    expect(subtractRanges({ start: 0, end: 100 }, [{ start: -5, end: 40 }, { start: 40, end: 200 }])).toEqual([]);
+    expect(
+      subtractRanges({ start: 0, end: 100 }, [
+        { start: -5, end: 40 },
+        { start: 40, end: 200 },
+      ]),
+    ).toEqual([]);
     expect(subtractRanges({ start: 7, end: 7 }, [])).toEqual([]);
     expect(subtractRanges({ start: 7, end: 7 }, [], 1)).toEqual([{ start: 7, end: 7 }]);
   });

@@ -3,12 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { earthquakeRequestSchema } from '../../src/gateway/schemas.js';
 import { windowRegion } from '../../src/planning/truncation/index.js';
 import { fromRange, type Interval } from '../../src/domain/interval.js';
-import {
-  parseWindowKey,
-  planLookbackWindows,
-  planWindows,
-  windowKey,
-} from '../../src/planning/windows.js';
+import { parseWindowKey, planLookbackWindows, planWindows, windowKey } from '../../src/planning/windows.js';
 import { EARTHQUAKE_PROVIDER, LIMITS } from '../../src/domain/spec.js';
 import { DAY_MS, toRfc3339 } from '../../src/domain/time.js';
 import { type Range, coverageOf } from '../../src/domain/ranges.js';
@@ -31,7 +26,10 @@ const coveredIn = (from: number, to: number): fc.Arbitrary<Range[]> => {
   const pad = Math.max(1, Math.floor((to - from) / 4));
   return fc.array(
     fc
-      .tuple(fc.integer({ min: from - pad, max: to + pad }), fc.integer({ min: 0, max: Math.max(1, Math.floor((to - from) / 2)) }))
+      .tuple(
+        fc.integer({ min: from - pad, max: to + pad }),
+        fc.integer({ min: 0, max: Math.max(1, Math.floor((to - from) / 2)) }),
+      )
       .map(([start, len]) => ({ start, end: start + len })),
     { maxLength: 8 },
   );
@@ -40,10 +38,8 @@ const rangeWithCoverage = range.chain((r) => fc.tuple(fc.constant(r), coveredIn(
 
 const inAny = (list: readonly { start: number; end: number }[], x: number): boolean =>
   list.some((i) => i.start <= x && x <= i.end);
-const asIntervals = (windows: readonly Interval[]): Range[] =>
-  windows.map((w) => ({ start: w.startMs, end: w.endMs }));
-const overlapMs = (a: Range, b: Range): number =>
-  Math.max(0, Math.min(a.end, b.end) - Math.max(a.start, b.start));
+const asIntervals = (windows: readonly Interval[]): Range[] => windows.map((w) => ({ start: w.startMs, end: w.endMs }));
+const overlapMs = (a: Range, b: Range): number => Math.max(0, Math.min(a.end, b.end) - Math.max(a.start, b.start));
 
 describe('planWindows examples', () => {
   it('splits ten years into 118 windows two seconds short of 31 days, so widened queries stay within 31', () => {
@@ -118,22 +114,26 @@ describe('planWindows properties', () => {
 
   it('with coverage, puts every uncovered instant in a window and no window inside covered time', () => {
     fc.assert(
-      fc.property(rangeWithCoverage, fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 40 }), ([r, covered], samples) => {
-        const windows = planWindows({ ...r, coveredMs: covered.map(fromRange) });
-        const planned = asIntervals(windows);
-        const edges = covered.flatMap((c) => [c.start - 1, c.start, c.start + 1, c.end - 1, c.end, c.end + 1]);
-        const points = [...edges, ...samples.map((s) => r.fromMs + s * (r.toMs - r.fromMs)), r.fromMs, r.toMs];
-        for (const x of points) {
-          const inRange = r.fromMs <= x && x <= r.toMs;
-          if (inRange && !inAny(covered, x)) expect(inAny(planned, x)).toBe(true);
-          if (!inRange) expect(inAny(planned, x)).toBe(false);
-        }
-        for (const w of planned) {
-          expect(w.end - w.start).toBeGreaterThan(0);
-          expect(w.end - w.start).toBeLessThanOrEqual(MAX_MS);
-          for (const c of covered) expect(overlapMs(w, c)).toBe(0);
-        }
-      }),
+      fc.property(
+        rangeWithCoverage,
+        fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 40 }),
+        ([r, covered], samples) => {
+          const windows = planWindows({ ...r, coveredMs: covered.map(fromRange) });
+          const planned = asIntervals(windows);
+          const edges = covered.flatMap((c) => [c.start - 1, c.start, c.start + 1, c.end - 1, c.end, c.end + 1]);
+          const points = [...edges, ...samples.map((s) => r.fromMs + s * (r.toMs - r.fromMs)), r.fromMs, r.toMs];
+          for (const x of points) {
+            const inRange = r.fromMs <= x && x <= r.toMs;
+            if (inRange && !inAny(covered, x)) expect(inAny(planned, x)).toBe(true);
+            if (!inRange) expect(inAny(planned, x)).toBe(false);
+          }
+          for (const w of planned) {
+            expect(w.end - w.start).toBeGreaterThan(0);
+            expect(w.end - w.start).toBeLessThanOrEqual(MAX_MS);
+            for (const c of covered) expect(overlapMs(w, c)).toBe(0);
+          }
+        },
+      ),
     );
   });
 
@@ -175,7 +175,9 @@ describe('planLookbackWindows', () => {
   it('equals planWindows over [now - lookback, now]', () => {
     fc.assert(
       fc.property(fromMs, fc.integer({ min: 0, max: 2 * YEAR_MS }), (nowMs, lookbackMs) => {
-        expect(planLookbackWindows({ nowMs, lookbackMs })).toEqual(planWindows({ fromMs: nowMs - lookbackMs, toMs: nowMs }));
+        expect(planLookbackWindows({ nowMs, lookbackMs })).toEqual(
+          planWindows({ fromMs: nowMs - lookbackMs, toMs: nowMs }),
+        );
       }),
     );
   });

@@ -3,10 +3,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { formatDuration, inlineWorkerLogFile, progressFigures, progressLine, progressReporter } from '../../src/cli/progress.js';
+import {
+  formatDuration,
+  inlineWorkerLogFile,
+  progressFigures,
+  progressLine,
+  progressReporter,
+} from '../../src/cli/progress.js';
 import type { WaitProgress } from '../../src/ingest/wait.js';
 
-const at = (p: Partial<WaitProgress>): WaitProgress => ({ total: 10, done: 0, partial: 0, failed: 0, rowsWritten: 0, billedCalls: 0, ...p });
+const at = (p: Partial<WaitProgress>): WaitProgress => ({
+  total: 10,
+  done: 0,
+  partial: 0,
+  failed: 0,
+  rowsWritten: 0,
+  billedCalls: 0,
+  ...p,
+});
 
 /** A stream standing in for stderr; `isTTY` as given. */
 function stream(isTTY: boolean): NodeJS.WriteStream & { text(): string } {
@@ -19,21 +33,44 @@ function stream(isTTY: boolean): NodeJS.WriteStream & { text(): string } {
 
 describe('progress figures', () => {
   it('counts rows and billed calls since the wait began, the spend rate and the ETA from the pace so far', () => {
-    const f = progressFigures(at({ done: 2, rowsWritten: 500, billedCalls: 7 }), at({ done: 5, failed: 1, rowsWritten: 2500, billedCalls: 37 }), 120_000);
-    expect(f).toMatchObject({ finished: 6, total: 10, failed: 1, rowsWritten: 2000, billedCalls: 30, billedPerMinute: 15 });
+    const f = progressFigures(
+      at({ done: 2, rowsWritten: 500, billedCalls: 7 }),
+      at({ done: 5, failed: 1, rowsWritten: 2500, billedCalls: 37 }),
+      120_000,
+    );
+    expect(f).toMatchObject({
+      finished: 6,
+      total: 10,
+      failed: 1,
+      rowsWritten: 2000,
+      billedCalls: 30,
+      billedPerMinute: 15,
+    });
     // 4 finished in 2 min, 4 left: 2 min more.
     expect(f.etaMs).toBe(120_000);
   });
 
   it('has no ETA until a partition finished, none needed once all did, and no rate over a few seconds', () => {
-    expect(progressFigures(at({}), at({ billedCalls: 3 }), 5_000)).toMatchObject({ etaMs: null, billedPerMinute: null });
+    expect(progressFigures(at({}), at({ billedCalls: 3 }), 5_000)).toMatchObject({
+      etaMs: null,
+      billedPerMinute: null,
+    });
     expect(progressFigures(at({}), at({ done: 10 }), 5_000).etaMs).toBe(0);
   });
 
   it('prints one readable line', () => {
-    const line = progressLine('backfill', progressFigures(at({}), at({ done: 4, partial: 1, rowsWritten: 12_345, billedCalls: 60 }), 240_000));
-    expect(line).toBe('backfill: 5/10 partitions (1 partial) | 12,345 rows | 60 billed calls (15.0/min) | ETA 4m 00s | 4m 00s elapsed');
-    expect([formatDuration(9_400), formatDuration(65_000), formatDuration(3_723_000)]).toEqual(['9s', '1m 05s', '1h 02m']);
+    const line = progressLine(
+      'backfill',
+      progressFigures(at({}), at({ done: 4, partial: 1, rowsWritten: 12_345, billedCalls: 60 }), 240_000),
+    );
+    expect(line).toBe(
+      'backfill: 5/10 partitions (1 partial) | 12,345 rows | 60 billed calls (15.0/min) | ETA 4m 00s | 4m 00s elapsed',
+    );
+    expect([formatDuration(9_400), formatDuration(65_000), formatDuration(3_723_000)]).toEqual([
+      '9s',
+      '1m 05s',
+      '1h 02m',
+    ]);
   });
 });
 

@@ -5,7 +5,14 @@ import { applyProof, type Proof } from '../../src/domain/proofs.js';
 const HOUR = 3_600_000;
 
 /** Runs of re-reads: intervals proven at increasing times. */
-const runs = fc.array(fc.record({ lo: fc.integer({ min: 0, max: 1000 }), len: fc.integer({ min: 0, max: 300 }), gap: fc.integer({ min: 1, max: 10 * HOUR }) }), { maxLength: 60 });
+const runs = fc.array(
+  fc.record({
+    lo: fc.integer({ min: 0, max: 1000 }),
+    len: fc.integer({ min: 0, max: 300 }),
+    gap: fc.integer({ min: 1, max: 10 * HOUR }),
+  }),
+  { maxLength: 60 },
+);
 
 function replay(steps: Array<{ lo: number; len: number; gap: number }>): { proofs: Proof[]; history: Proof[] } {
   let t = 1e12;

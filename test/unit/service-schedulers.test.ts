@@ -11,17 +11,33 @@ describe('desiredSchedulers', () => {
   it('has one scheduler per enabled stream, cron in UTC unless a zone is given', async () => {
     const file = await loadJobsFile(fixture('example.yaml'), now);
     expect(desiredSchedulers(file)).toEqual([
-      { id: 'earthquake:global-m2_5', repeat: { pattern: '*/10 * * * *', tz: 'UTC' }, data: { kind: 'earthquake', stream: 'global-m2_5', tier: 0 } },
-      { id: 'earthquake:california', repeat: { pattern: '*/5 * * * *', tz: 'UTC' }, data: { kind: 'earthquake', stream: 'california', tier: 0 } },
-      { id: 'indicator:macro', repeat: { pattern: '0 4 * * 1', tz: 'UTC' }, data: { kind: 'indicator', stream: 'macro' } },
+      {
+        id: 'earthquake:global-m2_5',
+        repeat: { pattern: '*/10 * * * *', tz: 'UTC' },
+        data: { kind: 'earthquake', stream: 'global-m2_5', tier: 0 },
+      },
+      {
+        id: 'earthquake:california',
+        repeat: { pattern: '*/5 * * * *', tz: 'UTC' },
+        data: { kind: 'earthquake', stream: 'california', tier: 0 },
+      },
+      {
+        id: 'indicator:macro',
+        repeat: { pattern: '0 4 * * 1', tz: 'UTC' },
+        data: { kind: 'indicator', stream: 'macro' },
+      },
     ]);
   });
 
-  it('has one scheduler per refresh tier, the first under the stream\'s own id', async () => {
+  it("has one scheduler per refresh tier, the first under the stream's own id", async () => {
     const file = await loadJobsFile(join(import.meta.dirname, '../../jobs.yaml'), now);
     const tiered = file.earthquakes.find((s) => s.refresh.length > 1)!;
-    const ids = desiredSchedulers(file).filter((d) => d.data.stream === tiered.name).map((d) => [d.id, d.data.tier]);
-    expect(ids).toEqual(tiered.refresh.map((_, i) => [i === 0 ? `earthquake:${tiered.name}` : `earthquake:${tiered.name}:tier${i}`, i]));
+    const ids = desiredSchedulers(file)
+      .filter((d) => d.data.stream === tiered.name)
+      .map((d) => [d.id, d.data.tier]);
+    expect(ids).toEqual(
+      tiered.refresh.map((_, i) => [i === 0 ? `earthquake:${tiered.name}` : `earthquake:${tiered.name}:tier${i}`, i]),
+    );
   });
 
   it('skips disabled streams and keeps every and time zones', async () => {
@@ -35,13 +51,23 @@ describe('desiredSchedulers', () => {
 
 describe('sameScheduler', () => {
   const desired = { id: 'earthquake:a', repeat: { every: 60_000 }, data: { kind: 'earthquake' as const, stream: 'a' } };
-  const stored = { key: 'earthquake:a', name: TICK_JOB_NAME, every: 60_000, template: { data: { kind: 'earthquake', stream: 'a' } } };
+  const stored = {
+    key: 'earthquake:a',
+    name: TICK_JOB_NAME,
+    every: 60_000,
+    template: { data: { kind: 'earthquake', stream: 'a' } },
+  };
 
   it('is true only when timing, name and payload all match', () => {
     expect(sameScheduler(stored, desired)).toBe(true);
     expect(sameScheduler({ ...stored, every: 120_000 }, desired)).toBe(false);
     expect(sameScheduler({ ...stored, template: { data: { kind: 'indicator', stream: 'a' } } }, desired)).toBe(false);
-    expect(sameScheduler({ key: 'earthquake:a', name: TICK_JOB_NAME, pattern: '* * * * *', tz: 'UTC', template: stored.template }, desired)).toBe(false);
+    expect(
+      sameScheduler(
+        { key: 'earthquake:a', name: TICK_JOB_NAME, pattern: '* * * * *', tz: 'UTC', template: stored.template },
+        desired,
+      ),
+    ).toBe(false);
   });
 
   it('compares cron patterns with their zone', () => {

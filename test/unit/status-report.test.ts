@@ -54,15 +54,38 @@ const day = (iso: string) => Date.parse(`${iso}T00:00:00Z`);
 
 describe('buildStatusReport', () => {
   const freshness = new Map<string, StreamFreshness>([
-    ['earthquake:m5', {
-      newestEventTime: new Date('2026-06-15T11:40:00Z'),
-      lastValueYear: null,
-      doneWindows: [{ startMs: day('2026-01-01'), endMs: day('2026-02-01') }, { startMs: day('2026-03-01'), endMs: NOW - 600_000 }],
-      doneYears: [], proven: [], deletedEvents: 0, revisedLastDay: 0,
-    }],
-    ['indicator:NY.GDP.MKTP.CD:US', { newestEventTime: null, lastValueYear: 2024, doneWindows: [], doneYears: [{ start: 2000, end: 2010 }], proven: [], deletedEvents: 0, revisedLastDay: 0 }],
+    [
+      'earthquake:m5',
+      {
+        newestEventTime: new Date('2026-06-15T11:40:00Z'),
+        lastValueYear: null,
+        doneWindows: [
+          { startMs: day('2026-01-01'), endMs: day('2026-02-01') },
+          { startMs: day('2026-03-01'), endMs: NOW - 600_000 },
+        ],
+        doneYears: [],
+        proven: [],
+        deletedEvents: 0,
+        revisedLastDay: 0,
+      },
+    ],
+    [
+      'indicator:NY.GDP.MKTP.CD:US',
+      {
+        newestEventTime: null,
+        lastValueYear: 2024,
+        doneWindows: [],
+        doneYears: [{ start: 2000, end: 2010 }],
+        proven: [],
+        deletedEvents: 0,
+        revisedLastDay: 0,
+      },
+    ],
   ]);
-  const rows = [row('earthquake:m5', 'earthquake'), row('indicator:NY.GDP.MKTP.CD:US', 'indicator', { failedPartitions: [], lastError: null })];
+  const rows = [
+    row('earthquake:m5', 'earthquake'),
+    row('indicator:NY.GDP.MKTP.CD:US', 'indicator', { failedPartitions: [], lastError: null }),
+  ];
   const report = buildStatusReport(rows, freshness, JOBS, NOW);
 
   it('joins schedules, freshness and coverage with gaps since backfill_from', () => {
@@ -81,7 +104,12 @@ describe('buildStatusReport', () => {
     });
     expect(report[1]!.coverage).toMatchObject({ unit: 'year', from: 2000, to: 2026, gaps: [{ from: 2011, to: 2026 }] });
     expect(report[1]!.freshness).toEqual({ lastValueYear: 2024 });
-    expect(report[2]).toMatchObject({ streamKey: 'earthquake:m7', calls: 0, coverage: null, freshness: { newestEventTime: null } });
+    expect(report[2]).toMatchObject({
+      streamKey: 'earthquake:m7',
+      calls: 0,
+      coverage: null,
+      freshness: { newestEventTime: null },
+    });
   });
 
   it('prints each stream with its gaps and failed windows', () => {
@@ -110,8 +138,12 @@ describe('buildStatusReport', () => {
 
 describe('status counts what it cannot know separately', () => {
   it('calls whose answer was never recorded are reported as billed unknown, apart from the billed ones', () => {
-    const text = formatStatus(buildStatusReport([row('earthquake:all', 'earthquake', { billedUnknown: 3 })], new Map(), null, NOW));
+    const text = formatStatus(
+      buildStatusReport([row('earthquake:all', 'earthquake', { billedUnknown: 3 })], new Map(), null, NOW),
+    );
     expect(text).toContain('billed 8 (120 units), billed unknown 3 (answer never recorded)');
-    expect(formatStatus(buildStatusReport([row('earthquake:all', 'earthquake')], new Map(), null, NOW))).not.toContain('billed unknown');
+    expect(formatStatus(buildStatusReport([row('earthquake:all', 'earthquake')], new Map(), null, NOW))).not.toContain(
+      'billed unknown',
+    );
   });
 });

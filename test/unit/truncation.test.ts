@@ -5,7 +5,13 @@ import { createRng } from '../../src/emulator/rng.js';
 import { circleCuts, sphereCover } from '../../src/planning/truncation/circles.js';
 import { readFileSync } from 'node:fs';
 import { loadUsgsCsv } from '../../src/emulator/usgs-catalog.js';
-import { advance, frontierSchema, initialFrontier, nextQuery, windowRegion } from '../../src/planning/truncation/index.js';
+import {
+  advance,
+  frontierSchema,
+  initialFrontier,
+  nextQuery,
+  windowRegion,
+} from '../../src/planning/truncation/index.js';
 import { dataFolder } from '../../src/paths.js';
 import {
   freshKnowledge,
@@ -33,7 +39,14 @@ function uniform(n: number, from: number, to: number, seed: number): CatalogEven
 }
 
 /** Runs consecutive windows over `catalog` with knowledge shared between them, as workers do. */
-function backfill(catalog: CatalogEvent[], windows: Array<{ startMs: number; endMs: number }>, a: Adversary, seed: number, capKnown = true, lanes = 1) {
+function backfill(
+  catalog: CatalogEvent[],
+  windows: Array<{ startMs: number; endMs: number }>,
+  a: Adversary,
+  seed: number,
+  capKnown = true,
+  lanes = 1,
+) {
   const gateway = simulatedGateway(catalog, a, seed);
   const k = freshKnowledge();
   if (capKnown) k.capFloor = Math.min(200, a.cap ?? 200);
@@ -43,7 +56,8 @@ function backfill(catalog: CatalogEvent[], windows: Array<{ startMs: number; end
   const lost: CatalogEvent[] = [];
   const unresolved: number[] = [];
   for (const w of windows) {
-    const run = lanes > 1 ? runWindowConcurrently(gateway, w, k, { lanes, seed, timed: true }) : runWindow(gateway, w, k);
+    const run =
+      lanes > 1 ? runWindowConcurrently(gateway, w, k, { lanes, seed, timed: true }) : runWindow(gateway, w, k);
     expect(run.failure).toBeNull();
     calls += run.calls;
     wall = Math.max(wall, run.wall);
@@ -56,7 +70,10 @@ function backfill(catalog: CatalogEvent[], windows: Array<{ startMs: number; end
 }
 
 const months = (count: number) =>
-  Array.from({ length: count }, (_, i) => ({ startMs: START + i * (31 * DAY - 2000), endMs: START + (i + 1) * (31 * DAY - 2000) }));
+  Array.from({ length: count }, (_, i) => ({
+    startMs: START + i * (31 * DAY - 2000),
+    endMs: START + (i + 1) * (31 * DAY - 2000),
+  }));
 
 describe('losses seen against earlier planners do not happen', () => {
   it('case 1: a random 200 of 201 events is not taken for newest-first', () => {
@@ -76,14 +93,29 @@ describe('losses seen against earlier planners do not happen', () => {
     k.capFloor = 200;
     k.stats.newest.confirmed = 50; // everything says newest-first
     for (const w of windows) expect(lostIn(catalog, w, runWindow(gateway, w, k))).toEqual([]);
-    const balancer = backfill(catalog, windows, { mode: { mixed: [['newest', 0.75], ['random', 0.25]] } }, 9);
+    const balancer = backfill(
+      catalog,
+      windows,
+      {
+        mode: {
+          mixed: [
+            ['newest', 0.75],
+            ['random', 0.25],
+          ],
+        },
+      },
+      9,
+    );
     expect(balancer.lost).toEqual([]);
   });
 
   it('case 3: whole-second answers over events sharing a second cost no restarts', () => {
     const w = { startMs: START, endMs: START + DAY };
     const catalog = uniform(350, w.startMs, w.endMs, 5);
-    catalog.push({ ...catalog[0]!, id: 'twin-a', timeMs: START + 40_000_100 }, { ...catalog[0]!, id: 'twin-b', timeMs: START + 40_000_900 });
+    catalog.push(
+      { ...catalog[0]!, id: 'twin-a', timeMs: START + 40_000_100 },
+      { ...catalog[0]!, id: 'twin-b', timeMs: START + 40_000_900 },
+    );
     const r = backfill(catalog, [w], { mode: 'newest', wholeSecondTimes: true }, 1);
     expect(r.lost).toEqual([]);
     expect(r.calls).toBeLessThanOrEqual(3);
@@ -139,7 +171,10 @@ describe('an answer repeating an event', () => {
   it('is as full as its rows: 200 rows holding 199 events may be truncated, and the window goes on', () => {
     const window = { startMs: START, endMs: START + DAY };
     const f = initialFrontier(window, { capFloor: 200, prefer: 'newest', circleCuts: false });
-    const rows = Array.from({ length: 200 }, (_, i) => ({ id: `e${i % 199}`, timeMs: START + DAY / 2 + (i % 199) * 1000 }));
+    const rows = Array.from({ length: 200 }, (_, i) => ({
+      id: `e${i % 199}`,
+      timeMs: START + DAY / 2 + (i % 199) * 1000,
+    }));
     const step = advance(f, { events: rows });
     expect(step.saturated).toBe(true);
     expect(step.finished).toBe(false);
@@ -180,7 +215,8 @@ const realMonths = REAL_MONTHS.map(([file, from, to]) => {
     longitude: e.longitude,
   }));
   const windows: Array<{ startMs: number; endMs: number }> = [];
-  for (let s = Date.parse(from); s < Date.parse(to); s += 31 * DAY - 2000) windows.push({ startMs: s, endMs: Math.min(s + 31 * DAY - 2000, Date.parse(to)) });
+  for (let s = Date.parse(from); s < Date.parse(to); s += 31 * DAY - 2000)
+    windows.push({ startMs: s, endMs: Math.min(s + 31 * DAY - 2000, Date.parse(to)) });
   return { catalog, windows };
 });
 
@@ -188,18 +224,21 @@ describe('gateways whose order is consistent under restriction (a fixed order is
   // Sorted by id (ORDER BY id LIMIT 200 in the gateway's database), sorted by id descending, and
   // newest-first except one event of a truncated answer's middle swapped for the next older one:
   // each once completed windows while thousands of events were missing.
-  it.each(['id', 'id-desc', 'newest-swap', 'depth', 'permutation'] as const)('%s: nothing lost on the real months, within 2 x ideal', (mode) => {
-    let calls = 0;
-    let ideal = 0;
-    for (const { catalog, windows } of realMonths) {
-      const r = backfill(catalog, windows, { mode }, 3, false);
-      expect(r.lost).toEqual([]);
-      expect(r.unresolved.every((n) => n === 0)).toBe(true);
-      calls += r.calls;
-      ideal += r.ideal;
-    }
-    expect(calls / ideal).toBeLessThanOrEqual(2);
-  });
+  it.each(['id', 'id-desc', 'newest-swap', 'depth', 'permutation'] as const)(
+    '%s: nothing lost on the real months, within 2 x ideal',
+    (mode) => {
+      let calls = 0;
+      let ideal = 0;
+      for (const { catalog, windows } of realMonths) {
+        const r = backfill(catalog, windows, { mode }, 3, false);
+        expect(r.lost).toEqual([]);
+        expect(r.unresolved.every((n) => n === 0)).toBe(true);
+        calls += r.calls;
+        ideal += r.ideal;
+      }
+      expect(calls / ideal).toBeLessThanOrEqual(2);
+    },
+  );
 });
 
 /**
@@ -226,7 +265,12 @@ describe('cost of a first read on the real months, against each gateway', () => 
   });
 
   it('a gateway mixing every order per call stays within 2 x', () => {
-    const mixed: Array<[Mode, number]> = [['newest', 0.25], ['oldest', 0.25], ['magnitude', 0.25], ['random', 0.25]];
+    const mixed: Array<[Mode, number]> = [
+      ['newest', 0.25],
+      ['oldest', 0.25],
+      ['magnitude', 0.25],
+      ['random', 0.25],
+    ];
     const { catalog, windows } = realMonths[1]!;
     const r = backfill(catalog, windows, { mode: { mixed } }, 12, false);
     expect(r.lost).toEqual([]);
@@ -244,7 +288,12 @@ describe('cost of a first read on the real months, against each gateway', () => 
 /** Catalogs the property test draws: empty, a few, 150-250 (around one cap) or thousands; clusters, whole seconds, ends. */
 const catalogs = fc
   .record({
-    n: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 9 }), fc.integer({ min: 150, max: 250 }), fc.integer({ min: 300, max: 1500 })),
+    n: fc.oneof(
+      fc.constant(0),
+      fc.integer({ min: 1, max: 9 }),
+      fc.integer({ min: 150, max: 250 }),
+      fc.integer({ min: 300, max: 1500 }),
+    ),
     lengthMs: fc.constantFrom(3_600_000, DAY, 7 * DAY, 31 * DAY - 2000),
     offsetMs: fc.integer({ min: 0, max: 999_999 }),
     seed: fc.integer({ min: 1, max: 1_000_000 }),
@@ -253,23 +302,61 @@ const catalogs = fc
     const rng = createRng(seed);
     const ws = START + offsetMs;
     const we = ws + lengthMs;
-    const clusters = Array.from({ length: 1 + Math.floor(rng() * 3) }, () => ({ at: ws + rng() * lengthMs, width: rng() < 0.5 ? 5_000 : 3_600_000 }));
+    const clusters = Array.from({ length: 1 + Math.floor(rng() * 3) }, () => ({
+      at: ws + rng() * lengthMs,
+      width: rng() < 0.5 ? 5_000 : 3_600_000,
+    }));
     const ends = [ws, we, ws - 1000, we + 1000, ws + 1000, we - 1000];
     const events: CatalogEvent[] = Array.from({ length: n }, (_, i) => {
       const r = rng();
       const c = clusters[Math.floor(rng() * clusters.length)]!;
-      let t = r < 0.45 ? ws + rng() * lengthMs : r < 0.85 ? c.at + (rng() - 0.5) * c.width : ends[Math.floor(rng() * ends.length)]!;
+      let t =
+        r < 0.45
+          ? ws + rng() * lengthMs
+          : r < 0.85
+            ? c.at + (rng() - 0.5) * c.width
+            : ends[Math.floor(rng() * ends.length)]!;
       if (rng() < 0.3) t = Math.floor(t / 1000) * 1000;
-      return { id: `g${seed}-${i}`, timeMs: Math.round(t), magnitude: Math.round(rng() * 70 - 10) / 10, depthKm: rng() * 700, latitude: Math.asin(2 * rng() - 1) * (180 / Math.PI), longitude: rng() * 360 - 180 };
+      return {
+        id: `g${seed}-${i}`,
+        timeMs: Math.round(t),
+        magnitude: Math.round(rng() * 70 - 10) / 10,
+        depthKm: rng() * 700,
+        latitude: Math.asin(2 * rng() - 1) * (180 / Math.PI),
+        longitude: rng() * 360 - 180,
+      };
     });
     return { window: { startMs: ws, endMs: we }, events };
   });
 
 const adversaries = fc.record({
   mode: fc.oneof(
-    fc.constantFrom<Mode>('newest', 'oldest', 'magnitude', 'random', 'id', 'id-desc', 'newest-swap', 'depth', 'permutation'),
-    fc.constant({ mixed: [['newest', 0.25], ['oldest', 0.25], ['magnitude', 0.25], ['random', 0.25]] as Array<[Mode, number]> }),
-    fc.constant({ mixed: [['newest-swap', 0.4], ['id', 0.3], ['permutation', 0.3]] as Array<[Mode, number]> }),
+    fc.constantFrom<Mode>(
+      'newest',
+      'oldest',
+      'magnitude',
+      'random',
+      'id',
+      'id-desc',
+      'newest-swap',
+      'depth',
+      'permutation',
+    ),
+    fc.constant({
+      mixed: [
+        ['newest', 0.25],
+        ['oldest', 0.25],
+        ['magnitude', 0.25],
+        ['random', 0.25],
+      ] as Array<[Mode, number]>,
+    }),
+    fc.constant({
+      mixed: [
+        ['newest-swap', 0.4],
+        ['id', 0.3],
+        ['permutation', 0.3],
+      ] as Array<[Mode, number]>,
+    }),
   ),
   startExclusive: fc.constantFrom<boolean | 'sometimes'>(false, true, 'sometimes'),
   endExclusive: fc.constantFrom<boolean | 'sometimes'>(false, true, 'sometimes'),
@@ -285,27 +372,38 @@ describe('lanes: a window asked in parallel parts', () => {
     ['newest', 1.4, 0.35],
     ['oldest', 1.5, 0.35],
     ['random', 2, 1],
-  ] as const)('%s-first with 8 lanes: nothing lost, calls <= %s x ideal, the slowest window <= %s of its calls in sequence', (mode, bound, share) => {
-    const one = backfill(catalog, windows, { mode }, 21);
-    const r = backfill(catalog, windows, { mode }, 21, true, 8);
-    expect(r.lost).toEqual([]);
-    expect(r.calls / r.ideal).toBeLessThanOrEqual(bound);
-    process.stdout.write(`lanes ${mode}: ${one.calls} calls in sequence -> ${r.calls} calls, longest wait chain ${r.wall.toFixed(1)} calls\n`);
-    expect(r.wall).toBeLessThanOrEqual(share * one.wall);
-  });
+  ] as const)(
+    '%s-first with 8 lanes: nothing lost, calls <= %s x ideal, the slowest window <= %s of its calls in sequence',
+    (mode, bound, share) => {
+      const one = backfill(catalog, windows, { mode }, 21);
+      const r = backfill(catalog, windows, { mode }, 21, true, 8);
+      expect(r.lost).toEqual([]);
+      expect(r.calls / r.ideal).toBeLessThanOrEqual(bound);
+      process.stdout.write(
+        `lanes ${mode}: ${one.calls} calls in sequence -> ${r.calls} calls, longest wait chain ${r.wall.toFixed(1)} calls\n`,
+      );
+      expect(r.wall).toBeLessThanOrEqual(share * one.wall);
+    },
+  );
 });
 
 describe('property: whatever the gateway does within the spec, nothing is lost', () => {
   it(`with answers applied in any order and lanes cut at any time, over ${Math.ceil(Number(process.env.TRUNCATION_RUNS ?? 3000) / 3)} catalogs`, () => {
     fc.assert(
-      fc.property(catalogs, adversaries, fc.integer({ min: 1, max: 1e6 }), fc.integer({ min: 2, max: 8 }), ({ window, events }, a, seed, lanes) => {
-        const gateway = simulatedGateway(events, a, seed);
-        const k = freshKnowledge();
-        k.capFloor = a.cap;
-        const run = runWindowConcurrently(gateway, window, k, { lanes, seed });
-        expect(run.failure).toBeNull();
-        expect(lostIn(events, window, run)).toEqual([]);
-      }),
+      fc.property(
+        catalogs,
+        adversaries,
+        fc.integer({ min: 1, max: 1e6 }),
+        fc.integer({ min: 2, max: 8 }),
+        ({ window, events }, a, seed, lanes) => {
+          const gateway = simulatedGateway(events, a, seed);
+          const k = freshKnowledge();
+          k.capFloor = a.cap;
+          const run = runWindowConcurrently(gateway, window, k, { lanes, seed });
+          expect(run.failure).toBeNull();
+          expect(lostIn(events, window, run)).toEqual([]);
+        },
+      ),
       { numRuns: Math.ceil(Number(process.env.TRUNCATION_RUNS ?? 3000) / 3) },
     );
   });
@@ -339,19 +437,38 @@ describe('geometry', () => {
     const cover = sphereCover();
     for (let i = 0; i < 5000; i++) {
       const p = { latitude: Math.asin(2 * rng() - 1) * (180 / Math.PI), longitude: rng() * 360 - 180 };
-      expect(cover.some((c) => haversineKm(c.latitude, c.longitude, p.latitude, p.longitude) <= c.radiusKm * 0.97)).toBe(true);
-      for (const parent of cover.filter((c) => haversineKm(c.latitude, c.longitude, p.latitude, p.longitude) <= c.radiusKm)) {
-        expect(circleCuts(parent).some((c) => haversineKm(c.latitude, c.longitude, p.latitude, p.longitude) <= c.radiusKm)).toBe(true);
+      expect(
+        cover.some((c) => haversineKm(c.latitude, c.longitude, p.latitude, p.longitude) <= c.radiusKm * 0.97),
+      ).toBe(true);
+      for (const parent of cover.filter(
+        (c) => haversineKm(c.latitude, c.longitude, p.latitude, p.longitude) <= c.radiusKm,
+      )) {
+        expect(
+          circleCuts(parent).some((c) => haversineKm(c.latitude, c.longitude, p.latitude, p.longitude) <= c.radiusKm),
+        ).toBe(true);
       }
     }
   });
 
   it('a frontier survives being persisted at every step', () => {
     const w = { startMs: START, endMs: START + 5 * DAY };
-    const gateway = simulatedGateway(uniform(2000, w.startMs, w.endMs, 4), { mode: { mixed: [['newest', 0.5], ['random', 0.5]] } }, 4);
+    const gateway = simulatedGateway(
+      uniform(2000, w.startMs, w.endMs, 4),
+      {
+        mode: {
+          mixed: [
+            ['newest', 0.5],
+            ['random', 0.5],
+          ],
+        },
+      },
+      4,
+    );
     let f = initialFrontier(w, { capFloor: 200, prefer: 'newest', circleCuts: true });
     for (let q = nextQuery(f); q; q = nextQuery(f)) {
-      f = frontierSchema.parse(JSON.parse(JSON.stringify(advance(f, { events: gateway.query(q.region, q.circle) }).frontier)));
+      f = frontierSchema.parse(
+        JSON.parse(JSON.stringify(advance(f, { events: gateway.query(q.region, q.circle) }).frontier)),
+      );
     }
     expect(f.tasks).toEqual([]);
   });

@@ -196,7 +196,12 @@ function describeStates(rows: PartitionRow[]): string {
 async function expectNothingLostDoubledOrUnbilled(u: Upgrade): Promise<void> {
   const parts = await partitions(u);
   // Soft: the checks below still say whether anything was lost or billed unaudited.
-  expect.soft(parts.filter((p) => p.state !== 'done'), `partitions not done:\n${describeStates(parts)}`).toEqual([]);
+  expect
+    .soft(
+      parts.filter((p) => p.state !== 'done'),
+      `partitions not done:\n${describeStates(parts)}`,
+    )
+    .toEqual([]);
 
   const db = openDb(u.dbUrl, { max: 2 });
   try {
@@ -274,10 +279,14 @@ describe(`upgrade from the previous release (${PREVIOUS_RELEASE}): an old worker
   it('the current version migrates, reports what the old one did, and finishes every window', async () => {
     await oldVersionPlans(u);
     const worker = start(u, 'old', ['worker'], { env: ONE_JOB });
-    await pollUntil('the old worker finished a window and made 3 calls in the next', async () => {
-      const parts = await partitions(u);
-      return parts.some((p) => p.state === 'done') && parts.some((p) => p.state === 'running' && p.calls >= 3);
-    }, 60_000);
+    await pollUntil(
+      'the old worker finished a window and made 3 calls in the next',
+      async () => {
+        const parts = await partitions(u);
+        return parts.some((p) => p.state === 'done') && parts.some((p) => p.state === 'running' && p.calls >= 3);
+      },
+      60_000,
+    );
     u.proxy.hold();
     // Killed while it waits on a call the gateway never sees: every call the gateway answered is audited.
     await pollUntil('the old worker asked a held question', async () => u.proxy.held >= 1, 30_000);
@@ -307,7 +316,10 @@ describe(`upgrade from the previous release (${PREVIOUS_RELEASE}): an old worker
 
     const parts = await partitions(u);
     process.stdout.write(`after the current backfill (${u.emulator.calls.length} calls):\n${describeStates(parts)}\n`);
-    expect(parts.filter((p) => p.state === 'failed'), describeStates(parts)).toEqual([]);
+    expect(
+      parts.filter((p) => p.state === 'failed'),
+      describeStates(parts),
+    ).toEqual([]);
     // The windows the old version finished stay done.
     for (const key of doneWindows) expect(parts.find((p) => p.partitionKey === key)?.state).toBe('done');
     await expectNothingLostDoubledOrUnbilled(u);
@@ -334,12 +346,20 @@ describe(`upgrade from the previous release (${PREVIOUS_RELEASE}): old and curre
     const oldWorker = start(u, 'old', ['worker'], { env: ONE_JOB });
     await pollUntil('the old worker made its first call', async () => u.proxy.forwarded >= 1, 60_000);
     const newWorker = start(u, 'new', ['worker'], { env: ONE_JOB });
-    const ended = await pollUntil('every partition done (or one failed)', async () => {
-      const parts = await partitions(u);
-      const over = parts.some((p) => p.state === 'failed') || parts.every((p) => p.state === 'done');
-      return parts.length > 0 && over && parts;
-    }, 150_000, 250);
-    expect(ended.filter((p) => p.state === 'failed'), describeStates(ended)).toEqual([]);
+    const ended = await pollUntil(
+      'every partition done (or one failed)',
+      async () => {
+        const parts = await partitions(u);
+        const over = parts.some((p) => p.state === 'failed') || parts.every((p) => p.state === 'done');
+        return parts.length > 0 && over && parts;
+      },
+      150_000,
+      250,
+    );
+    expect(
+      ended.filter((p) => p.state === 'failed'),
+      describeStates(ended),
+    ).toEqual([]);
     const [oldExit, newExit] = await Promise.all([oldWorker.stop('SIGTERM'), newWorker.stop('SIGTERM')]);
     expect(oldExit.code, transcript(oldWorker, oldExit)).toBe(0);
     expect(newExit.code, transcript(newWorker, newExit)).toBe(0);

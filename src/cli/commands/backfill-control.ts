@@ -14,7 +14,14 @@ import { BACKFILL_CONTROL } from '../../domain/backfill.js';
 import { isUsedUp } from '../../domain/budget.js';
 import { toRfc3339 } from '../../domain/time.js';
 import { UsageError } from '../../errors.js';
-import { cancelBackfill, listBackfills, pauseBackfill, resumeBackfill, setBackfillBudget, type ControlResult } from '../../ingest/backfills.js';
+import {
+  cancelBackfill,
+  listBackfills,
+  pauseBackfill,
+  resumeBackfill,
+  setBackfillBudget,
+  type ControlResult,
+} from '../../ingest/backfills.js';
 import { EXIT } from '../exit.js';
 import { allowInsecureHttpOption, loadEnv } from '../runtime.js';
 import { awaitBackfill, openSession, type Session } from '../session.js';
@@ -23,18 +30,29 @@ import { declaredStreams } from '../../service/declared-streams.js';
 /** `--max-billed-calls N`: a positive whole number. */
 export function parseMaxBilledCalls(flag: string, value: string | undefined): number | null {
   if (value === undefined) return null;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value)) || Number(value) > 2_147_483_647) {
+  if (
+    !/^\d+$/.test(value) ||
+    Number(value) < 1 ||
+    !Number.isSafeInteger(Number(value)) ||
+    Number(value) > 2_147_483_647
+  ) {
     throw new UsageError(`${flag}: "${value}" must be a whole number of at least 1`);
   }
   return Number(value);
 }
 
 export function maxBilledCallsOption(): Option {
-  return new Option('--max-billed-calls <n>', 'stop (paused by budget) before the backfill would go past n billed calls; raise it with `backfill budget ID N`');
+  return new Option(
+    '--max-billed-calls <n>',
+    'stop (paused by budget) before the backfill would go past n billed calls; raise it with `backfill budget ID N`',
+  );
 }
 
 /** For each stream, the newest backfill that planned it; each backfill once, newest first. Pure. */
-export function newestPerStream(streamKeys: string[], newestFirst: Array<Pick<BackfillRecord, 'id' | 'streamKeys'>>): string[] {
+export function newestPerStream(
+  streamKeys: string[],
+  newestFirst: Array<Pick<BackfillRecord, 'id' | 'streamKeys'>>,
+): string[] {
   const ids: string[] = [];
   for (const key of streamKeys) {
     const newest = newestFirst.find((b) => b.streamKeys.includes(key));
@@ -60,9 +78,13 @@ async function declaredKeys(name: string, config: string | undefined): Promise<s
 export async function resolveTargets(db: Db, target: string, config: string | undefined): Promise<string[]> {
   if (await loadBackfill(db, target)) return [target];
   const keys = [...new Set([...(await declaredKeys(target, config)), ...(await streamKeysNamed(db, target))])];
-  if (keys.length === 0) throw new UsageError(`"${target}" is not a backfill id, a stream name or a stream key (\`gateway-ingest backfill list\` shows the ids)`);
+  if (keys.length === 0)
+    throw new UsageError(
+      `"${target}" is not a backfill id, a stream name or a stream key (\`gateway-ingest backfill list\` shows the ids)`,
+    );
   const ids = newestPerStream(keys, await backfillsOfStreams(db, keys));
-  if (ids.length === 0) throw new UsageError(`stream "${target}" has no backfill (\`gateway-ingest backfill list\` shows them)`);
+  if (ids.length === 0)
+    throw new UsageError(`stream "${target}" has no backfill (\`gateway-ingest backfill list\` shows them)`);
   return ids;
 }
 
@@ -76,7 +98,8 @@ export function formatControl(command: 'pause' | 'resume' | 'cancel', r: Control
   if (command === 'pause') {
     return `backfill ${id}: paused; ${r.removed} queued jobs taken off, ${r.running} running stop before their next call. Continue with: gateway-ingest backfill resume ${id}`;
   }
-  if (command === 'resume') return `backfill ${id}: active (${capText(r.backfill)}); ${r.requeued} partitions queued again`;
+  if (command === 'resume')
+    return `backfill ${id}: active (${capText(r.backfill)}); ${r.requeued} partitions queued again`;
   return (
     `backfill ${id}: cancelled; ${r.removed} queued jobs taken off, ${r.cancelled} partitions marked cancelled, ${r.running} running finish their current call and stop. ` +
     'What was written stays; running the same backfill again fetches only what is missing'
@@ -84,9 +107,13 @@ export function formatControl(command: 'pause' | 'resume' | 'cancel', r: Control
 }
 
 /** `paused by budget` is derived: active, at its cap, with work left. Pure. */
-export function controlText(b: Pick<BackfillSummary, 'control' | 'budgetUsed' | 'maxBilledCalls' | 'partitions'>): string {
-  if (b.control === BACKFILL_CONTROL.active && b.partitions.unfinished > 0 && isUsedUp(b.budgetUsed, b.maxBilledCalls)) return 'paused by budget';
-  if (b.control === BACKFILL_CONTROL.active && b.partitions.unfinished === 0) return b.partitions.failed > 0 ? 'finished with failures' : 'finished';
+export function controlText(
+  b: Pick<BackfillSummary, 'control' | 'budgetUsed' | 'maxBilledCalls' | 'partitions'>,
+): string {
+  if (b.control === BACKFILL_CONTROL.active && b.partitions.unfinished > 0 && isUsedUp(b.budgetUsed, b.maxBilledCalls))
+    return 'paused by budget';
+  if (b.control === BACKFILL_CONTROL.active && b.partitions.unfinished === 0)
+    return b.partitions.failed > 0 ? 'finished with failures' : 'finished';
   return b.control;
 }
 
@@ -96,7 +123,8 @@ export function formatBackfillList(rows: BackfillSummary[]): string {
   return rows
     .map((b) => {
       const p = b.partitions;
-      const budget = b.maxBilledCalls === null ? `${b.budgetUsed} used, no cap` : `${b.budgetUsed} of ${b.maxBilledCalls} used`;
+      const budget =
+        b.maxBilledCalls === null ? `${b.budgetUsed} used, no cap` : `${b.budgetUsed} of ${b.maxBilledCalls} used`;
       const extra = `${p.partial > 0 ? `, ${p.partial} partial` : ''}${p.failed > 0 ? `, ${p.failed} failed` : ''}`;
       return [
         `${b.id}  ${controlText(b)}  created ${toRfc3339(b.createdAt.getTime())}`,
@@ -112,7 +140,11 @@ function summaryJson(b: BackfillSummary): Record<string, unknown> {
   return { ...b, status: controlText(b), createdAt: b.createdAt.toISOString() };
 }
 
-async function withSession(flags: { allowInsecureHttp?: boolean }, needGateway: boolean, work: (s: Session) => Promise<void>): Promise<void> {
+async function withSession(
+  flags: { allowInsecureHttp?: boolean },
+  needGateway: boolean,
+  work: (s: Session) => Promise<void>,
+): Promise<void> {
   const session = await openSession(loadEnv(process.env, flags), { needGateway });
   try {
     await work(session);
@@ -121,16 +153,23 @@ async function withSession(flags: { allowInsecureHttp?: boolean }, needGateway: 
   }
 }
 
-const configFlag = () => new Option('--config <path>', `jobs file naming the streams a target may name (default: ${DEFAULT_JOBS_FILE} when present)`);
+const configFlag = () =>
+  new Option(
+    '--config <path>',
+    `jobs file naming the streams a target may name (default: ${DEFAULT_JOBS_FILE} when present)`,
+  );
 
 function listCommand(): Command {
   return new Command('list')
-    .description('backfills, newest first: id, created, what they cover, control (active, paused, paused by budget, cancelled), partitions done of total, billed calls, budget used of cap')
+    .description(
+      'backfills, newest first: id, created, what they cover, control (active, paused, paused by budget, cancelled), partitions done of total, billed calls, budget used of cap',
+    )
     .option('--json', 'machine-readable output')
     .option('--limit <n>', 'how many backfills to list', '20')
     .action(async (f: { json?: boolean; limit: string }) => {
       const limit = Number(f.limit);
-      if (!Number.isSafeInteger(limit) || limit < 1) throw new UsageError(`--limit: "${f.limit}" must be a whole number of at least 1`);
+      if (!Number.isSafeInteger(limit) || limit < 1)
+        throw new UsageError(`--limit: "${f.limit}" must be a whole number of at least 1`);
       await withSession({}, false, async (s) => {
         const rows = await listBackfills(s.db.db, limit);
         process.stdout.write(f.json ? `${JSON.stringify(rows.map(summaryJson), null, 2)}\n` : formatBackfillList(rows));
@@ -146,9 +185,10 @@ async function waitIfAsked(s: Session, id: string, f: { wait?: boolean; inline?:
 }
 
 function controlCommand(command: 'pause' | 'cancel'): Command {
-  const what = command === 'pause'
-    ? 'pause: running jobs stop before their next call, queued ones are taken off the queues (resume puts them back)'
-    : 'cancel for good: queued jobs are taken off, running ones finish their current call and stop; what was written stays';
+  const what =
+    command === 'pause'
+      ? 'pause: running jobs stop before their next call, queued ones are taken off the queues (resume puts them back)'
+      : 'cancel for good: queued jobs are taken off, running ones finish their current call and stop; what was written stays';
   return new Command(command)
     .description(`${what}. TARGET: a backfill id, or a stream name or key (its most recent backfill)`)
     .argument('<target>', 'backfill id, stream name (jobs.yaml) or stream key')
@@ -156,7 +196,10 @@ function controlCommand(command: 'pause' | 'cancel'): Command {
     .action(async (target: string, f: { config?: string }) => {
       await withSession({}, false, async (s) => {
         for (const id of await resolveTargets(s.db.db, target, f.config)) {
-          const r = command === 'pause' ? await pauseBackfill(s.db.db, s.queues, id) : await cancelBackfill(s.db.db, s.queues, id);
+          const r =
+            command === 'pause'
+              ? await pauseBackfill(s.db.db, s.queues, id)
+              : await cancelBackfill(s.db.db, s.queues, id);
           process.stdout.write(`${formatControl(command, r)}\n`);
         }
         process.exitCode = EXIT.ok;
@@ -174,7 +217,9 @@ interface ResumeFlags {
 
 function resumeCommand(): Command {
   return new Command('resume')
-    .description('resume a paused backfill (or one paused by its budget, with a larger --max-billed-calls); TARGET: a backfill id, or a stream name or key')
+    .description(
+      'resume a paused backfill (or one paused by its budget, with a larger --max-billed-calls); TARGET: a backfill id, or a stream name or key',
+    )
     .argument('<target>', 'backfill id, stream name (jobs.yaml) or stream key')
     .addOption(maxBilledCallsOption())
     .option('--wait', 'then wait until it is done or held again; exit 0 only if every partition is done')
@@ -185,7 +230,10 @@ function resumeCommand(): Command {
       const cap = parseMaxBilledCalls('--max-billed-calls', f.maxBilledCalls);
       await withSession(f, Boolean(f.inline), async (s) => {
         const ids = await resolveTargets(s.db.db, target, f.config);
-        for (const id of ids) process.stdout.write(`${formatControl('resume', await resumeBackfill(s.db.db, s.queues, id, cap ?? undefined))}\n`);
+        for (const id of ids)
+          process.stdout.write(
+            `${formatControl('resume', await resumeBackfill(s.db.db, s.queues, id, cap ?? undefined))}\n`,
+          );
         let code: number = EXIT.ok;
         for (const id of ids) code = Math.max(code, await waitIfAsked(s, id, f));
         process.exitCode = code;
@@ -200,7 +248,9 @@ export function parseBudgetArgument(value: string): number | null {
 
 function budgetCommand(): Command {
   return new Command('budget')
-    .description('set the cap on billed calls of a backfill (`none` lifts it); a backfill paused by its budget goes on at once when it is raised')
+    .description(
+      'set the cap on billed calls of a backfill (`none` lifts it); a backfill paused by its budget goes on at once when it is raised',
+    )
     .argument('<target>', 'backfill id, stream name (jobs.yaml) or stream key')
     .argument('<n>', 'billed calls, counting those already made, or `none`')
     .option('--wait', 'then wait until it is done or held again; exit 0 only if every partition is done')

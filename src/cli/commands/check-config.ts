@@ -171,12 +171,7 @@ function indicatorFilters(s: IndicatorStreamConfig): string[] {
   else if (s.fromYear === null) years = `years (gateway default start)..${s.toYear}`;
   else if (s.toYear === null) years = `years ${s.fromYear}..current`;
   else years = `years ${s.fromYear}..${s.toYear} (${yearSpan(s.fromYear, s.toYear)})`;
-  return [
-    `indicators ${s.indicators.join(',')}`,
-    `countries ${s.countries.join(',')}`,
-    `${series} series`,
-    years,
-  ];
+  return [`indicators ${s.indicators.join(',')}`, `countries ${s.countries.join(',')}`, `${series} series`, years];
 }
 
 /** One line per stream: kind, name, schedule, filters. */
@@ -280,9 +275,13 @@ export function formatProjection(projections: readonly StreamProjection[], densi
       `${LIMITS.maxWindowDays}-day windows; a cron pattern's runs are averaged over the next weeks):`,
   ];
   if (densities.note !== null) {
-    lines.push(`  densities unknown: ${densities.note}; earthquake streams show runs, windows and one call per window at least`);
+    lines.push(
+      `  densities unknown: ${densities.note}; earthquake streams show runs, windows and one call per window at least`,
+    );
   } else if (densities.source !== null) {
-    lines.push(`  densities: events stored in ${densities.source} matching each stream, last ${DENSITY_SAMPLE_DAYS} days with data`);
+    lines.push(
+      `  densities: events stored in ${densities.source} matching each stream, last ${DENSITY_SAMPLE_DAYS} days with data`,
+    );
   }
   const nameWidth = Math.max('total'.length, ...projections.map((p) => p.name.length));
   for (const p of projections) {
@@ -295,6 +294,8 @@ export function formatProjection(projections: readonly StreamProjection[], densi
     total.unknownStreams === 0
       ? ''
       : ` (${plural(total.unknownStreams, 'stream')} of unknown density counted at one call per window)`;
-  lines.push(`  ${'total'.padEnd(nameWidth)}  ${total.unknownStreams === 0 ? '' : 'at least '}${formatCount(total.callsPerDay)} calls/day${unknown}`);
+  lines.push(
+    `  ${'total'.padEnd(nameWidth)}  ${total.unknownStreams === 0 ? '' : 'at least '}${formatCount(total.callsPerDay)} calls/day${unknown}`,
+  );
   return `${lines.join('\n')}\n`;
 }

@@ -38,7 +38,8 @@ export interface RawEmulatorFlags {
 
 function wholeNumber(flag: string, value: string, max: number, min = 0): number {
   const n = /^\d+$/.test(value) ? Number(value) : Number.NaN;
-  if (!(n >= min && n <= max)) throw new UsageError(`${flag}: expected a whole number from ${min} to ${max}, got "${value}"`);
+  if (!(n >= min && n <= max))
+    throw new UsageError(`${flag}: expected a whole number from ${min} to ${max}, got "${value}"`);
   return n;
 }
 
@@ -69,7 +70,9 @@ function fraction(value: string): number {
 function faultRule(value: string): FaultRule {
   const [kind = '', probability = '', ...extra] = value.split('=');
   if (extra.length > 0 || !isFaultKind(kind)) {
-    throw new UsageError(`--fault: expected KIND=PROBABILITY with KIND one of ${FAULT_KINDS.join(', ')}, got "${value}"`);
+    throw new UsageError(
+      `--fault: expected KIND=PROBABILITY with KIND one of ${FAULT_KINDS.join(', ')}, got "${value}"`,
+    );
   }
   const p = fraction(probability);
   if (Number.isNaN(p)) throw new UsageError(`--fault: probability must be from 0 to 1, got "${value}"`);
@@ -109,7 +112,9 @@ function liveSpec(value: string): LiveSpec {
     }
     const rate = /^(\d+\.?\d*|\.\d+)$/.test(number) ? Number(number) : Number.NaN;
     if (!(rate >= 0 && rate <= LIVE_MAX_PER_MINUTE)) {
-      throw new UsageError(`--live: ${key} must be a number of changes per minute from 0 to ${LIVE_MAX_PER_MINUTE}, got "${value}"`);
+      throw new UsageError(
+        `--live: ${key} must be a number of changes per minute from 0 to ${LIVE_MAX_PER_MINUTE}, got "${value}"`,
+      );
     }
     spec[LIVE_KEYS[key as keyof typeof LIVE_KEYS]] = rate;
   }
@@ -126,7 +131,8 @@ function liveFlags(raw: RawEmulatorFlags, options: EmulatorOptions): void {
   if (options.tile) throw new UsageError('--live: cannot be combined with --tile-from/--tile-to');
   options.live = liveSpec(raw.live);
   if (!windowGiven) return;
-  if (raw.liveFrom === undefined || raw.liveTo === undefined) throw new UsageError('--live-from and --live-to: give both or neither');
+  if (raw.liveFrom === undefined || raw.liveTo === undefined)
+    throw new UsageError('--live-from and --live-to: give both or neither');
   const from = timestamp('--live-from', raw.liveFrom);
   const to = timestamp('--live-to', raw.liveTo);
   if (from > to) throw new UsageError(`--live-to: "${raw.liveTo}" is before --live-from "${raw.liveFrom}"`);
@@ -143,7 +149,8 @@ function answerFlags(raw: RawEmulatorFlags, options: EmulatorOptions): void {
   }
   if (raw.mixedRandomRatio !== undefined) {
     const r = fraction(raw.mixedRandomRatio);
-    if (Number.isNaN(r)) throw new UsageError(`--mixed-random-ratio: expected a number from 0 to 1, got "${raw.mixedRandomRatio}"`);
+    if (Number.isNaN(r))
+      throw new UsageError(`--mixed-random-ratio: expected a number from 0 to 1, got "${raw.mixedRandomRatio}"`);
     options.mixedRandomRatio = r;
   }
   if (raw.timePrecision !== undefined) {
@@ -210,7 +217,9 @@ export async function serveUntilSignal(options: EmulatorOptions, out: NodeJS.Wri
   out.write(`gateway emulator listening on ${emulator.url}\n`);
   if (options.live) {
     const { addPerMinute = 0, revisePerMinute = 0, deletePerMinute = 0 } = options.live;
-    out.write(`live catalog: per minute ${addPerMinute} added, ${revisePerMinute} revised, ${deletePerMinute} deleted\n`);
+    out.write(
+      `live catalog: per minute ${addPerMinute} added, ${revisePerMinute} revised, ${deletePerMinute} deleted\n`,
+    );
   }
   await new Promise<void>((resolve) => {
     const stop = (): void => {
@@ -272,15 +281,23 @@ Examples:
 
 export function emulatorCommand(): Command {
   return new Command('emulator')
-    .description('run a local gateway emulator (earthquake and economic indicator queries) for tests, demos and benchmarks')
+    .description(
+      'run a local gateway emulator (earthquake and economic indicator queries) for tests, demos and benchmarks',
+    )
     .option('--port <port>', 'TCP port; 0 picks a free one (default: 0)')
     .option('--host <host>', 'address to bind (default: 127.0.0.1)')
-    .option('--key <key>', 'the credential the emulator accepts (default: $MARKET_KEY; prefer the variable, flags show up in ps)')
+    .option(
+      '--key <key>',
+      'the credential the emulator accepts (default: $MARKET_KEY; prefer the variable, flags show up in ps)',
+    )
     .option('--catalog <file...>', 'USGS CSV or GeoJSON catalog files, merged (default: bundled fixtures)')
     .option('--tile-from <time>', 'repeat the catalog back to back from this RFC 3339 time (needs --tile-to)')
     .option('--tile-to <time>', 'repeat the catalog up to this RFC 3339 time (needs --tile-from)')
     .option('--indicators <file...>', 'World Bank bulk CSV files (default: bundled fixtures)')
-    .option('--order <order>', `events kept when more match than max_results: ${EVENT_ORDERS.join('|')} (default: newest)`)
+    .option(
+      '--order <order>',
+      `events kept when more match than max_results: ${EVENT_ORDERS.join('|')} (default: newest)`,
+    )
     .option('--mixed-random-ratio <r>', 'with --order mixed: chance per call of a random subset, 0 to 1 (default: 0.2)')
     .option('--time-precision <p>', 'event times in answers: ms or second (default: ms)')
     .option('--exclusive-start', 'an event exactly at start_time does not match (default: it does)')

@@ -36,15 +36,22 @@ const MAX_SAMPLE = 1_000;
 /** The flags `backfill` gains: plan instead of enqueueing, skip the confirmation, pay for a sample. */
 export function addPlanOptions(c: Command): Command {
   return c
-    .option('--dry-run', 'print the plan (windows, estimated billed calls, units and time) without calling the gateway or enqueueing')
+    .option(
+      '--dry-run',
+      'print the plan (windows, estimated billed calls, units and time) without calling the gateway or enqueueing',
+    )
     .option('--json', 'with --dry-run: print the plan as one JSON object')
     .option('--yes', 'enqueue without asking, even above CONFIRM_BILLED_CALLS')
-    .option('--sample <n>', `pay for n earthquake calls (at most ${MAX_SAMPLE}) spread over the range to measure its event density when nothing stored tells it`);
+    .option(
+      '--sample <n>',
+      `pay for n earthquake calls (at most ${MAX_SAMPLE}) spread over the range to measure its event density when nothing stored tells it`,
+    );
 }
 
 export function parseSampleFlag(value: string | undefined): number {
   if (value === undefined) return 0;
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_SAMPLE) throw new UsageError(`--sample: "${value}" must be a whole number from 1 to ${MAX_SAMPLE}`);
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_SAMPLE)
+    throw new UsageError(`--sample: "${value}" must be a whole number from 1 to ${MAX_SAMPLE}`);
   return Number(value);
 }
 
@@ -65,13 +72,28 @@ function settingsOf(env: ResolvedEnv, nowMs: number) {
 }
 
 /** The plan, after paying for `sample` calls where the density is not known from what is stored. */
-export async function computePlan(db: Db, env: ResolvedEnv, request: BackfillRequest, sample: number, gateway: () => Gateway, log: Log): Promise<PlanOutcome> {
+export async function computePlan(
+  db: Db,
+  env: ResolvedEnv,
+  request: BackfillRequest,
+  sample: number,
+  gateway: () => Gateway,
+  log: Log,
+): Promise<PlanOutcome> {
   const first = await planBackfill(db, request, settingsOf(env, Date.now()));
   if (sample === 0 || request.operation !== 'earthquake') return { plan: first, sampled: null };
-  const targets = first.plannedWindows.filter((w) => w.density === 'unknown' || w.density === 'extrapolated').map((w) => w.window);
+  const targets = first.plannedWindows
+    .filter((w) => w.density === 'unknown' || w.density === 'extrapolated')
+    .map((w) => w.window);
   if (targets.length === 0) return { plan: first, sampled: 'skipped' };
   // Samples are billed calls like any other: BILLED_CALLS_PER_DAY holds for them too.
-  const deps = { gateway: gateway(), db, log, knowledgeTtlMs: env.gatewayKnowledgeTtlMs, budget: { billedCallsPerDay: env.billedCallsPerDay } };
+  const deps = {
+    gateway: gateway(),
+    db,
+    log,
+    knowledgeTtlMs: env.gatewayKnowledgeTtlMs,
+    budget: { billedCallsPerDay: env.billedCallsPerDay },
+  };
   const streamKey = first.streams[0]!.streamKey;
   const sampled = await sampleDensity(deps, streamKey, request.filters, targets, sample);
   return { plan: await planBackfill(db, request, settingsOf(env, Date.now())), sampled };
@@ -79,10 +101,29 @@ export async function computePlan(db: Db, env: ResolvedEnv, request: BackfillReq
 
 /** The one JSON object of `--dry-run --json` / `plan --json`. */
 export function planJson({ plan, sampled }: PlanOutcome): Record<string, unknown> {
-  const { plannedWindows, operation, windows, windowsCovered, estimatedBilledCalls, estimatedUnits, estimatedSeconds, ...details } = plan;
+  const {
+    plannedWindows,
+    operation,
+    windows,
+    windowsCovered,
+    estimatedBilledCalls,
+    estimatedUnits,
+    estimatedSeconds,
+    ...details
+  } = plan;
   void plannedWindows;
-  const sample = sampled === null ? null : sampled === 'skipped' ? { skipped: true, reason: 'density already known' } : sampled;
-  return { operation, windows, windowsCovered, estimatedBilledCalls, estimatedUnits, estimatedSeconds, ...details, sample };
+  const sample =
+    sampled === null ? null : sampled === 'skipped' ? { skipped: true, reason: 'density already known' } : sampled;
+  return {
+    operation,
+    windows,
+    windowsCovered,
+    estimatedBilledCalls,
+    estimatedUnits,
+    estimatedSeconds,
+    ...details,
+    sample,
+  };
 }
 
 const n = (x: number) => x.toLocaleString('en-US');
@@ -97,30 +138,47 @@ function duration(seconds: number): string {
 /** Pure: the plan as lines for people. */
 export function planLines({ plan, sampled }: PlanOutcome): string[] {
   const [one, many] = plan.operation === 'earthquake' ? ['window', 'windows'] : ['year chunk', 'year chunks'];
-  const lines = [`plan: ${counted(plan.windows, one, many)} to fetch, ${n(plan.windowsCovered)} already covered (${counted(plan.streams.length, 'stream', 'streams')})`];
+  const lines = [
+    `plan: ${counted(plan.windows, one, many)} to fetch, ${n(plan.windowsCovered)} already covered (${counted(plan.streams.length, 'stream', 'streams')})`,
+  ];
   if (sampled !== null && sampled !== 'skipped') {
-    lines.push(`  sampled: ${sampled.calls} calls, ${sampled.billedCalls} billed${sampled.failed ? `, ${sampled.failed} failed` : ''} (audited with purpose "sample")`);
+    lines.push(
+      `  sampled: ${sampled.calls} calls, ${sampled.billedCalls} billed${sampled.failed ? `, ${sampled.failed} failed` : ''} (audited with purpose "sample")`,
+    );
     if (sampled.stopped) lines.push(`  sampling stopped early: ${sampled.stopped}`);
   }
   if (sampled === 'skipped') lines.push('  --sample: not used, the density is already known from what is stored');
   if (plan.density) {
     const d = plan.density.windows;
     const from = plan.density.sourceStreams.length > 0 ? ` from ${plan.density.sourceStreams.join(', ')}` : '';
-    lines.push(`  event density: ${d.exact} counted exactly, ${d.scaled} partly, ${d.extrapolated} extrapolated, ${d.unknown} unknown${from}${plan.density.samples ? `, ${counted(plan.density.samples, 'sample', 'samples')}` : ''}`);
+    lines.push(
+      `  event density: ${d.exact} counted exactly, ${d.scaled} partly, ${d.extrapolated} extrapolated, ${d.unknown} unknown${from}${plan.density.samples ? `, ${counted(plan.density.samples, 'sample', 'samples')}` : ''}`,
+    );
   }
   const calls = plan.estimatedBilledCalls;
   if (calls === null) {
-    lines.push(`  estimated billed calls: unknown, no event density is known for these windows (nothing stored for this or a wider stream); at least ${n(plan.minimumBilledCalls)} (one per window)`);
+    lines.push(
+      `  estimated billed calls: unknown, no event density is known for these windows (nothing stored for this or a wider stream); at least ${n(plan.minimumBilledCalls)} (one per window)`,
+    );
     lines.push('  pass --sample N to pay for N calls that measure it, or backfill a short range first');
     return lines;
   }
-  const order = plan.orderFactor ? ` (order factor ${plan.orderFactor.expected.toFixed(2)}${plan.orderFactor.measuredWindows ? `, measured on ${plan.orderFactor.measuredWindows} full windows` : ', default'})` : '';
-  lines.push(`  estimated billed calls: ${n(calls.expected)} (${n(calls.low)} to ${n(calls.high)})${order}${plan.capProbe === 'expected' ? ', a cap probe included' : ''}`);
-  if (plan.estimatedUnits) lines.push(`  estimated units: ${n(plan.estimatedUnits.expected)} ${plan.estimatedUnits.unit} (${n(plan.estimatedUnits.low)} to ${n(plan.estimatedUnits.high)})`);
+  const order = plan.orderFactor
+    ? ` (order factor ${plan.orderFactor.expected.toFixed(2)}${plan.orderFactor.measuredWindows ? `, measured on ${plan.orderFactor.measuredWindows} full windows` : ', default'})`
+    : '';
+  lines.push(
+    `  estimated billed calls: ${n(calls.expected)} (${n(calls.low)} to ${n(calls.high)})${order}${plan.capProbe === 'expected' ? ', a cap probe included' : ''}`,
+  );
+  if (plan.estimatedUnits)
+    lines.push(
+      `  estimated units: ${n(plan.estimatedUnits.expected)} ${plan.estimatedUnits.unit} (${n(plan.estimatedUnits.low)} to ${n(plan.estimatedUnits.high)})`,
+    );
   if (plan.estimatedSeconds !== null) {
     const latency = plan.latencySource === 'measured' ? 'median of recent calls' : 'no call measured yet';
     const cycle = plan.callCycleMs === null ? '' : `, ${plan.callCycleMs} ms from one call of a window to its next`;
-    lines.push(`  estimated time: ${duration(plan.estimatedSeconds)} at WORKER_CONCURRENCY=${plan.concurrency}, ${plan.latencyMs} ms per call (${latency})${cycle}`);
+    lines.push(
+      `  estimated time: ${duration(plan.estimatedSeconds)} at WORKER_CONCURRENCY=${plan.concurrency}, ${plan.latencyMs} ms per call (${latency})${cycle}`,
+    );
   }
   return lines;
 }
@@ -136,8 +194,17 @@ export async function dryRun(env: ResolvedEnv, request: BackfillRequest, flags: 
   const db = await connectDb(env);
   let gateway: Gateway | null = null;
   try {
-    const outcome = await computePlan(db.db, env, request, sample, () => (gateway ??= gatewayFromEnv(env)), cliLog(env));
-    process.stdout.write(flags.json ? `${JSON.stringify(planJson(outcome), null, 2)}\n` : `${planLines(outcome).join('\n')}\n`);
+    const outcome = await computePlan(
+      db.db,
+      env,
+      request,
+      sample,
+      () => (gateway ??= gatewayFromEnv(env)),
+      cliLog(env),
+    );
+    process.stdout.write(
+      flags.json ? `${JSON.stringify(planJson(outcome), null, 2)}\n` : `${planLines(outcome).join('\n')}\n`,
+    );
     process.exitCode = EXIT.ok;
   } finally {
     await (gateway as Gateway | null)?.close();
@@ -162,12 +229,22 @@ export async function confirmBackfill(s: Session, request: BackfillRequest, flag
   const sample = parseSampleFlag(flags.sample);
   let own: Gateway | null = null;
   try {
-    const outcome = await computePlan(s.db.db, s.env, request, sample, () => s.gateway ?? (own ??= gatewayFromEnv(s.env)), s.log);
+    const outcome = await computePlan(
+      s.db.db,
+      s.env,
+      request,
+      sample,
+      () => s.gateway ?? (own ??= gatewayFromEnv(s.env)),
+      s.log,
+    );
     process.stderr.write(`${planLines(outcome).join('\n')}\n`);
     const calls = billedCallsToConfirm(outcome.plan);
     if (flags.yes || calls <= s.env.confirmBilledCalls) return true;
     const above = `${n(calls)} billed calls${outcome.plan.estimatedBilledCalls ? ' expected' : ' at least'}, above CONFIRM_BILLED_CALLS=${s.env.confirmBilledCalls}`;
-    if (!process.stdin.isTTY || !process.stderr.isTTY) throw new UsageError(`${above}: nothing enqueued; pass --yes to enqueue without asking (or raise CONFIRM_BILLED_CALLS)`);
+    if (!process.stdin.isTTY || !process.stderr.isTTY)
+      throw new UsageError(
+        `${above}: nothing enqueued; pass --yes to enqueue without asking (or raise CONFIRM_BILLED_CALLS)`,
+      );
     if (await ask(`${above}: proceed? [y/N] `)) return true;
     process.stderr.write('nothing enqueued\n');
     process.exitCode = EXIT.usage;
@@ -180,23 +257,49 @@ export async function confirmBackfill(s: Session, request: BackfillRequest, flag
 function planOptions(c: Command): Command {
   return c
     .option('--json', 'print the plan as one JSON object')
-    .option('--sample <n>', `pay for n earthquake calls (at most ${MAX_SAMPLE}) spread over the range to measure its event density when nothing stored tells it`)
+    .option(
+      '--sample <n>',
+      `pay for n earthquake calls (at most ${MAX_SAMPLE}) spread over the range to measure its event density when nothing stored tells it`,
+    )
     .option('--refresh', 'plan as `backfill --refresh` would: re-read what was already ingested')
     .addOption(allowInsecureHttpOption());
 }
 
 /** A jobs.yaml stream as the backfill `backfill --stream NAME` would enqueue. */
-export async function streamRequest(configPath: string, name: string, refresh: boolean, nowMs: number): Promise<BackfillRequest> {
+export async function streamRequest(
+  configPath: string,
+  name: string,
+  refresh: boolean,
+  nowMs: number,
+): Promise<BackfillRequest> {
   const file = await loadJobsFile(configPath);
   const quake = file.earthquakes.find((s) => s.name === name);
   const indicator = file.indicators.find((s) => s.name === name);
   if (quake) {
     if (!quake.backfillFrom) throw new UsageError(`--stream: "${name}" has no backfill_from in ${configPath}`);
-    return { operation: 'earthquake', filters: { minMagnitude: quake.minMagnitude, circle: quake.circle }, fromMs: quake.backfillFrom.getTime(), toMs: nowMs, refresh, streamName: quake.name };
+    return {
+      operation: 'earthquake',
+      filters: { minMagnitude: quake.minMagnitude, circle: quake.circle },
+      fromMs: quake.backfillFrom.getTime(),
+      toMs: nowMs,
+      refresh,
+      streamName: quake.name,
+    };
   }
   if (!indicator) throw new UsageError(`--stream: "${name}" is not declared in ${configPath}`);
-  const years = resolveYearRange({ fromYear: indicator.fromYear ?? undefined, toYear: indicator.toYear ?? undefined, currentYear: new Date(nowMs).getUTCFullYear() });
-  return { operation: 'indicator', indicators: indicator.indicators, countries: indicator.countries, ...years, refresh, streamName: indicator.name };
+  const years = resolveYearRange({
+    fromYear: indicator.fromYear ?? undefined,
+    toYear: indicator.toYear ?? undefined,
+    currentYear: new Date(nowMs).getUTCFullYear(),
+  });
+  return {
+    operation: 'indicator',
+    indicators: indicator.indicators,
+    countries: indicator.countries,
+    ...years,
+    refresh,
+    streamName: indicator.name,
+  };
 }
 
 async function runPlan(flags: PlanFlags, request: BackfillRequest): Promise<void> {
@@ -204,20 +307,26 @@ async function runPlan(flags: PlanFlags, request: BackfillRequest): Promise<void
 }
 
 export function planCommand(): Command {
-  const earthquakes = planOptions(earthquakeRangeOptions(new Command('earthquakes').description('plan an earthquake backfill (the flags of `backfill earthquakes`)'))).action(
-    async (f: Parameters<typeof parseEarthquakeFlags>[0] & PlanFlags) => {
-      const parsed = parseEarthquakeFlags(f, Date.now());
-      await runPlan(f, { operation: 'earthquake', ...parsed, refresh: Boolean(f.refresh) });
-    },
-  );
-  const indicators = planOptions(indicatorRangeOptions(new Command('indicators').description('plan an indicator backfill (the flags of `backfill indicators`)'))).action(
-    async (f: Parameters<typeof parseIndicatorFlags>[0] & PlanFlags) => {
-      const parsed = parseIndicatorFlags(f, new Date().getUTCFullYear());
-      await runPlan(f, { operation: 'indicator', ...parsed, refresh: Boolean(f.refresh) });
-    },
-  );
+  const earthquakes = planOptions(
+    earthquakeRangeOptions(
+      new Command('earthquakes').description('plan an earthquake backfill (the flags of `backfill earthquakes`)'),
+    ),
+  ).action(async (f: Parameters<typeof parseEarthquakeFlags>[0] & PlanFlags) => {
+    const parsed = parseEarthquakeFlags(f, Date.now());
+    await runPlan(f, { operation: 'earthquake', ...parsed, refresh: Boolean(f.refresh) });
+  });
+  const indicators = planOptions(
+    indicatorRangeOptions(
+      new Command('indicators').description('plan an indicator backfill (the flags of `backfill indicators`)'),
+    ),
+  ).action(async (f: Parameters<typeof parseIndicatorFlags>[0] & PlanFlags) => {
+    const parsed = parseIndicatorFlags(f, new Date().getUTCFullYear());
+    await runPlan(f, { operation: 'indicator', ...parsed, refresh: Boolean(f.refresh) });
+  });
   const c = new Command('plan')
-    .description('what a backfill would fetch and cost, without calling the gateway or enqueueing: `plan earthquakes`, `plan indicators`, or `plan --stream NAME`')
+    .description(
+      'what a backfill would fetch and cost, without calling the gateway or enqueueing: `plan earthquakes`, `plan indicators`, or `plan --stream NAME`',
+    )
     .addOption(new Option('--stream <name>', 'plan the backfill of a stream declared in jobs.yaml'))
     .addOption(configOption())
     .enablePositionalOptions();
@@ -229,4 +338,3 @@ export function planCommand(): Command {
     await runPlan(f, await streamRequest(f.config, f.stream, Boolean(f.refresh), Date.now()));
   });
 }
-

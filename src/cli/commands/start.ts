@@ -35,10 +35,14 @@ async function openService(file: ResolvedJobsFile, env: ResolvedEnv) {
   try {
     // Loaded here: the service (HTTP, Bull Board, metrics) weighs on every other command's memory.
     const { startService } = await import('../../service/service.js');
-    const service = await startService({ ...session, startWorkers: (observer) => startSessionWorkers(session, observer) }, file, {
-      dashboardToken: env.dashboardToken,
-      budget: { billedCallsPerDay: env.billedCallsPerDay },
-    });
+    const service = await startService(
+      { ...session, startWorkers: (observer) => startSessionWorkers(session, observer) },
+      file,
+      {
+        dashboardToken: env.dashboardToken,
+        budget: { billedCallsPerDay: env.billedCallsPerDay },
+      },
+    );
     return { session, service };
   } catch (e) {
     await session.close();

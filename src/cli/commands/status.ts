@@ -38,7 +38,8 @@ function formatCoverage(c: Coverage | null): string[] {
 }
 
 function formatFreshness(s: StreamReport): string {
-  if ('newestEventTime' in s.freshness) return `  freshness: newest event ${s.freshness.newestEventTime?.toISOString() ?? 'none yet'}`;
+  if ('newestEventTime' in s.freshness)
+    return `  freshness: newest event ${s.freshness.newestEventTime?.toISOString() ?? 'none yet'}`;
   return `  freshness: last year with a value ${s.freshness.lastValueYear ?? 'none yet'}`;
 }
 
@@ -53,7 +54,9 @@ function formatProven(s: StreamReport): string[] {
 
 function formatChanges(s: StreamReport): string[] {
   const c = s.catalogChanges;
-  return c ? [`  catalog changes: ${c.deletedEvents} events marked deleted, ${c.revisedLastDay} revised in the last day`] : [];
+  return c
+    ? [`  catalog changes: ${c.deletedEvents} events marked deleted, ${c.revisedLastDay} revised in the last day`]
+    : [];
 }
 
 /** A stream's report, with what holds its unfinished work (additive to the JSON). */
@@ -75,25 +78,39 @@ function formatStream(s: HeldStreamReport): string {
     `  rows written: ${s.rowsWritten}; calls: ${s.calls}, billed ${s.billedCalls} (${s.units} units)${s.billedUnknown > 0 ? `, billed unknown ${s.billedUnknown} (answer never recorded)` : ''}, today ${s.billedCallsToday} (${s.unitsToday} units)`,
   ];
   if (s.lastError) lines.push(`  last error: [${s.lastErrorKind}] ${s.lastError}`);
-  for (const f of s.failedPartitions.slice(0, MAX_LISTED)) lines.push(`  failed ${f.partitionKey}: [${f.kind}] ${f.error}`);
-  if (s.failedPartitions.length > MAX_LISTED) lines.push(`  ... ${s.failedPartitions.length - MAX_LISTED} more failed (--json lists all)`);
+  for (const f of s.failedPartitions.slice(0, MAX_LISTED))
+    lines.push(`  failed ${f.partitionKey}: [${f.kind}] ${f.error}`);
+  if (s.failedPartitions.length > MAX_LISTED)
+    lines.push(`  ... ${s.failedPartitions.length - MAX_LISTED} more failed (--json lists all)`);
   for (const x of s.partialPartitions.slice(0, MAX_LISTED)) {
     const where = x.unresolved.map((r) => `${toRfc3339(r.lo)}..${toRfc3339(r.hi)}`).join(', ');
-    lines.push(`  partial ${x.partitionKey}: unresolved ${where} (more events than one answer holds; a re-run retries only these)`);
+    lines.push(
+      `  partial ${x.partitionKey}: unresolved ${where} (more events than one answer holds; a re-run retries only these)`,
+    );
   }
   return lines.join('\n');
 }
 
 export function formatStatus(rows: HeldStreamReport[], day?: DayBudget): string {
   const head = day ? `${formatDayBudget(day)}\n\n` : '';
-  if (rows.length === 0) return `${head}no streams yet: run \`gateway-ingest backfill ...\` or \`gateway-ingest start\`\n`;
+  if (rows.length === 0)
+    return `${head}no streams yet: run \`gateway-ingest backfill ...\` or \`gateway-ingest start\`\n`;
   return `${head}${rows.map(formatStream).join('\n\n')}\n`;
 }
 
 /** Today's counter against BILLED_CALLS_PER_DAY, and per stream what holds its unfinished partitions. */
-async function holdsNow(db: Db, cap: number | null, nowMs: number): Promise<{ day: DayBudget; holds: Map<string, StreamHold[]> }> {
+async function holdsNow(
+  db: Db,
+  cap: number | null,
+  nowMs: number,
+): Promise<{ day: DayBudget; holds: Map<string, StreamHold[]> }> {
   const today = utcDayOf(nowMs);
-  const day = { day: today, used: await budgetUsed(db, { scope: DAY_SCOPE, day: today }), cap, untilMs: nextUtcMidnightMs(nowMs) };
+  const day = {
+    day: today,
+    used: await budgetUsed(db, { scope: DAY_SCOPE, day: today }),
+    cap,
+    untilMs: nextUtcMidnightMs(nowMs),
+  };
   return { day, holds: holdsByStream(await unfinishedByBackfill(db), day) };
 }
 
@@ -120,9 +137,16 @@ export function statusExitCode(report: StreamReport[]): number {
 
 export function statusCommand(): Command {
   return new Command('status')
-    .description('per stream: schedule, last success, freshness, coverage and gaps, billed calls and units, failed windows; exits 1 when any window has failed')
+    .description(
+      'per stream: schedule, last success, freshness, coverage and gaps, billed calls and units, failed windows; exits 1 when any window has failed',
+    )
     .option('--json', 'machine-readable output')
-    .addOption(new Option('--config <path>', `jobs file to join schedules and backfill ranges from (default: ${DEFAULT_JOBS_FILE} when present)`))
+    .addOption(
+      new Option(
+        '--config <path>',
+        `jobs file to join schedules and backfill ranges from (default: ${DEFAULT_JOBS_FILE} when present)`,
+      ),
+    )
     .action(async (f: { json?: boolean; config?: string }) => {
       const file = await jobsFileFor(f.config);
       const env = loadEnv();
@@ -134,7 +158,10 @@ export function statusCommand(): Command {
         const [rows, freshness] = await Promise.all([streamStatus(db.db), streamFreshness(db.db)]);
         const nowMs = Date.now();
         const { day, holds } = await holdsNow(db.db, env.billedCallsPerDay, nowMs);
-        const report: HeldStreamReport[] = buildStatusReport(rows, freshness, file, nowMs).map((r) => ({ ...r, holds: holds.get(r.streamKey) ?? [] }));
+        const report: HeldStreamReport[] = buildStatusReport(rows, freshness, file, nowMs).map((r) => ({
+          ...r,
+          holds: holds.get(r.streamKey) ?? [],
+        }));
         process.stdout.write(f.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report, day));
         process.exitCode = statusExitCode(report);
       } finally {

@@ -19,7 +19,9 @@ export function untilSignal(): Promise<NodeJS.Signals> {
 
 export function workerCommand(): Command {
   return new Command('worker')
-    .description('run queue workers until SIGINT/SIGTERM, then finish in-flight jobs (within SHUTDOWN_DEADLINE_MS) and exit 0')
+    .description(
+      'run queue workers until SIGINT/SIGTERM, then finish in-flight jobs (within SHUTDOWN_DEADLINE_MS) and exit 0',
+    )
     .addOption(allowInsecureHttpOption())
     .action(async (opts: { allowInsecureHttp?: boolean }) => {
       const env = loadEnv(process.env, opts);

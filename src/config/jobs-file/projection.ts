@@ -38,7 +38,10 @@ export const CRON_AVERAGE_DAYS = 28;
 export function runsPerDay(schedule: Schedule, nowMs: number): number {
   if (schedule.kind === 'every') return DAY_MS / schedule.everyMs;
   // jobs.yaml reads cron in UTC unless told otherwise, as the schedulers do.
-  return cronRunsBetween(schedule.pattern, schedule.timezone ?? 'UTC', nowMs, nowMs + CRON_AVERAGE_DAYS * DAY_MS) / CRON_AVERAGE_DAYS;
+  return (
+    cronRunsBetween(schedule.pattern, schedule.timezone ?? 'UTC', nowMs, nowMs + CRON_AVERAGE_DAYS * DAY_MS) /
+    CRON_AVERAGE_DAYS
+  );
 }
 
 const HOUR_MS = 3_600_000;
@@ -124,7 +127,14 @@ function projectTier(tier: RefreshTier, perDay: number | null, nowMs: number): T
   const windows = planWindows({ fromMs: nowMs - tier.withinMs, toMs: nowMs - tier.fromMs });
   const runs = runsPerDay(tier.schedule, nowMs);
   if (perDay === null) {
-    return { tier, runsPerDay: runs, windowsPerRun: windows.length, eventsPerRun: null, callsPerRun: null, callsPerDay: null };
+    return {
+      tier,
+      runsPerDay: runs,
+      windowsPerRun: windows.length,
+      eventsPerRun: null,
+      callsPerRun: null,
+      callsPerDay: null,
+    };
   }
   const expected = windows.map((w) => (perDay * (w.endMs - w.startMs)) / DAY_MS);
   const calls = expected.reduce((sum, n) => sum + idealCalls(n), 0);

@@ -56,7 +56,10 @@ export function refreshRules(item: Record<string, unknown>, base: readonly Segme
   }
   // With a stream-level schedule the conflict above is the problem; alone, timezone has nothing to apply to.
   if (has(item, 'timezone') && !has(item, 'schedule')) {
-    report([...base, 'timezone'], 'only applies to schedule (a cron pattern): with refresh, set timezone on the tiers that have a schedule');
+    report(
+      [...base, 'timezone'],
+      'only applies to schedule (a cron pattern): with refresh, set timezone on the tiers that have a schedule',
+    );
   }
   const tiers = item.refresh;
   if (!Array.isArray(tiers)) return; // a value of the wrong type is the schema's problem

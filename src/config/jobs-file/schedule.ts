@@ -6,9 +6,7 @@ import cronParser from 'cron-parser';
 import { DURATION_RULE, formatDurationMs, parseDurationMs } from '../durations.js';
 import { checkedString, fail, has, ok, type Check, type Report, type Segment } from './messages.js';
 
-export type Schedule =
-  | { kind: 'cron'; pattern: string; timezone: string | null }
-  | { kind: 'every'; everyMs: number };
+export type Schedule = { kind: 'cron'; pattern: string; timezone: string | null } | { kind: 'every'; everyMs: number };
 
 function checkDuration(text: string): Check<number> {
   const ms = parseDurationMs(text);
@@ -32,7 +30,10 @@ export function boundedDurationSchema(minMs: number, maxMs: number) {
 
 /** 5 fields (minute hour day-of-month month day-of-week) or 6 with seconds first. */
 function checkCronPattern(text: string): Check<string> {
-  const fields = text.trim().split(/\s+/).filter((f) => f !== '');
+  const fields = text
+    .trim()
+    .split(/\s+/)
+    .filter((f) => f !== '');
   if (fields.length !== 5 && fields.length !== 6) {
     return fail(
       `must be a cron pattern of 5 fields (minute hour day-of-month month day-of-week) ` +

@@ -47,7 +47,13 @@ const toSummary = (r: Row): BackfillSummary => ({
   maxBilledCalls: r.max_billed_calls,
   budgetUsed: r.budget_used,
   billedCalls: r.billed_calls,
-  partitions: { total: r.total, done: r.done, partial: r.partial, failed: r.failed, unfinished: r.total - r.done - r.partial - r.failed },
+  partitions: {
+    total: r.total,
+    done: r.done,
+    partial: r.partial,
+    failed: r.failed,
+    unfinished: r.total - r.done - r.partial - r.failed,
+  },
   streamKeys: Array.isArray(r.stream_keys) ? r.stream_keys.filter((k): k is string => typeof k === 'string') : [],
   createdAt: new Date(r.created_at),
 });

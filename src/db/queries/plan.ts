@@ -27,7 +27,10 @@ export interface StoredEarthquakeStream {
 
 /** Every earthquake stream with its filters; rows whose params do not parse are left out. */
 export async function earthquakeStreams(db: Db): Promise<StoredEarthquakeStream[]> {
-  const rows = await db.select({ streamKey: ingestStreams.streamKey, params: ingestStreams.params }).from(ingestStreams).where(eq(ingestStreams.operation, 'earthquake'));
+  const rows = await db
+    .select({ streamKey: ingestStreams.streamKey, params: ingestStreams.params })
+    .from(ingestStreams)
+    .where(eq(ingestStreams.operation, 'earthquake'));
   return rows.flatMap((r) => {
     const parsed = earthquakeStreamParamsSchema.safeParse(r.params);
     return parsed.success ? [{ streamKey: r.streamKey, filters: filtersOfParams(parsed.data) }] : [];
@@ -48,9 +51,23 @@ export async function doneWindows(db: Db, streamKeys: readonly string[]): Promis
   if (streamKeys.length === 0) return [];
   const keys = [...streamKeys];
   const rows = await db
-    .select({ streamKey: p.streamKey, partitionKey: p.partitionKey, start: p.windowStart, end: p.windowEnd, billedCalls: p.billedCalls, units: p.units })
+    .select({
+      streamKey: p.streamKey,
+      partitionKey: p.partitionKey,
+      start: p.windowStart,
+      end: p.windowEnd,
+      billedCalls: p.billedCalls,
+      units: p.units,
+    })
     .from(p)
-    .where(and(inArray(p.streamKey, keys), eq(p.state, PARTITION_STATE.done), isNotNull(p.windowStart), isNotNull(p.windowEnd)));
+    .where(
+      and(
+        inArray(p.streamKey, keys),
+        eq(p.state, PARTITION_STATE.done),
+        isNotNull(p.windowStart),
+        isNotNull(p.windowEnd),
+      ),
+    );
   // A probe is booked on the window that happened to need it; it is estimated on its own.
   const probes = await db
     .select({
@@ -76,12 +93,19 @@ export async function doneWindows(db: Db, streamKeys: readonly string[]): Promis
 }
 
 /** Stored events matching `filters` in each interval (both ends included), in the intervals' order. */
-export async function countEvents(db: Db, filters: EarthquakeFilters, intervals: readonly Interval[]): Promise<number[]> {
+export async function countEvents(
+  db: Db,
+  filters: EarthquakeFilters,
+  intervals: readonly Interval[],
+): Promise<number[]> {
   const counts: number[] = [];
   for (let i = 0; i < intervals.length; i += COUNT_BATCH) {
     const batch = intervals.slice(i, i + COUNT_BATCH);
     const values = sql.join(
-      batch.map((w, j) => sql`(${j}::int, ${new Date(w.startMs).toISOString()}::timestamptz, ${new Date(w.endMs).toISOString()}::timestamptz)`),
+      batch.map(
+        (w, j) =>
+          sql`(${j}::int, ${new Date(w.startMs).toISOString()}::timestamptz, ${new Date(w.endMs).toISOString()}::timestamptz)`,
+      ),
       sql`, `,
     );
     const result = await db.execute<{ i: number; n: number }>(sql`
@@ -134,7 +158,14 @@ export async function sampleAnswers(db: Db, streamKey: string): Promise<SampleAn
   const rows = await db
     .select({ request: x.request, units: x.units, truncated: x.truncated })
     .from(x)
-    .where(and(eq(x.streamKey, streamKey), eq(x.callPurpose, SAMPLE_PURPOSE), eq(x.outcome, SUCCEEDED), sql`${x.errorKind} is null`));
+    .where(
+      and(
+        eq(x.streamKey, streamKey),
+        eq(x.callPurpose, SAMPLE_PURPOSE),
+        eq(x.outcome, SUCCEEDED),
+        sql`${x.errorKind} is null`,
+      ),
+    );
   return rows.flatMap((r) => {
     const req = sampleRequestSchema.safeParse(r.request);
     if (!req.success || r.units === null) return [];

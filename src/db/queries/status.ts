@@ -107,7 +107,10 @@ export async function streamStatus(db: Db): Promise<StreamStatus[]> {
     lastError: r.last_error,
     lastErrorKind: r.last_error_kind,
     failedPartitions: r.failed_list ?? [],
-    partialPartitions: (r.partial_list ?? []).map((x) => ({ partitionKey: x.partitionKey, unresolved: x.unresolved ?? [] })),
+    partialPartitions: (r.partial_list ?? []).map((x) => ({
+      partitionKey: x.partitionKey,
+      unresolved: x.unresolved ?? [],
+    })),
   }));
 }
 

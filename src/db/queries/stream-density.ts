@@ -25,7 +25,11 @@ export interface StoredDensitySample {
  * Not `openDb`: that one waits 5 s for a server, as commands that need the database should.
  */
 export function openDensityReader(url: string): DbHandle {
-  return openDb(url, { max: 1, connectTimeoutMs: DENSITY_CONNECT_TIMEOUT_MS, statementTimeoutMs: DENSITY_QUERY_TIMEOUT_MS });
+  return openDb(url, {
+    max: 1,
+    connectTimeoutMs: DENSITY_CONNECT_TIMEOUT_MS,
+    statementTimeoutMs: DENSITY_QUERY_TIMEOUT_MS,
+  });
 }
 
 /** The stream's stored events the catalog still has (the one filter rule of db/earthquake-events.ts). */

@@ -26,7 +26,12 @@ export function sphereCover(): CircleCut[] {
     [0, 180],
     [0, -90],
   ] as const;
-  return vertices.map(([latitude, longitude]) => ({ latitude, longitude, radiusKm: Math.min(LIMITS.maxRadiusKm, OCTAHEDRON_RADIUS_KM), depth: 1 }));
+  return vertices.map(([latitude, longitude]) => ({
+    latitude,
+    longitude,
+    radiusKm: Math.min(LIMITS.maxRadiusKm, OCTAHEDRON_RADIUS_KM),
+    depth: 1,
+  }));
 }
 
 /** Seven smaller circles covering `c`, or none when it has been cut as often as allowed. */
@@ -34,6 +39,10 @@ export function circleCuts(c: CircleCut): CircleCut[] {
   if (c.depth >= MAX_DEPTH) return [];
   const radiusKm = c.radiusKm * CHILD_SHARE;
   const depth = c.depth + 1;
-  const ring = [0, 60, 120, 180, 240, 300].map((bearing) => ({ ...destination(c.latitude, c.longitude, bearing, c.radiusKm * RING_SHARE), radiusKm, depth }));
+  const ring = [0, 60, 120, 180, 240, 300].map((bearing) => ({
+    ...destination(c.latitude, c.longitude, bearing, c.radiusKm * RING_SHARE),
+    radiusKm,
+    depth,
+  }));
   return [{ latitude: c.latitude, longitude: c.longitude, radiusKm, depth }, ...ring];
 }

@@ -12,7 +12,19 @@ import type { Circle } from '../../domain/filters.js';
 import type { Interval } from '../../domain/interval.js';
 import { SECOND_MS } from '../../domain/time.js';
 import { circleCuts, sphereCover } from './circles.js';
-import { mergeEvents, queryableRegions, type Direction, type Frontier, type OrderPreference, type Rate, type Region, type Sample, type Task, type TaskKind, type WalkTask } from './frontier.js';
+import {
+  mergeEvents,
+  queryableRegions,
+  type Direction,
+  type Frontier,
+  type OrderPreference,
+  type Rate,
+  type Region,
+  type Sample,
+  type Task,
+  type TaskKind,
+  type WalkTask,
+} from './frontier.js';
 import { startWalk, stepWalk, walkQuery } from './walk.js';
 
 export * from './frontier.js';
@@ -51,7 +63,12 @@ export function preferOf(stats: { newest: Tally; oldest: Tally }): OrderPreferen
 }
 
 /** `regions`: a re-run of a partial window asks only what was left unresolved. */
-export function initialFrontier(window: Interval, k: WindowKnowledge, regions: Region[] = queryableRegions(window), startedAtMs = 0): Frontier {
+export function initialFrontier(
+  window: Interval,
+  k: WindowKnowledge,
+  regions: Region[] = queryableRegions(window),
+  startedAtMs = 0,
+): Frontier {
   const capFloor = Math.max(1, k.capFloor);
   const dir = k.prefer === 'oldest' ? 'up' : 'down';
   const stored = (r: Region): Sample | null => {
@@ -91,7 +108,8 @@ export interface Query {
  * one only counts as a call (its events are stored all the same).
  */
 export function taskKey(t: Task): string {
-  if (t.kind === 'scan') return `scan:${t.region.lo}:${t.region.hi}:${t.circle.latitude},${t.circle.longitude},${t.circle.radiusKm}`;
+  if (t.kind === 'scan')
+    return `scan:${t.region.lo}:${t.region.hi}:${t.circle.latitude},${t.circle.longitude},${t.circle.radiusKm}`;
   return `walk:${t.dir}:${t.region.lo}:${t.region.hi}:${t.reach ?? ''}`;
 }
 
@@ -196,7 +214,8 @@ function crowded(w: Work, region: Region): void {
   w.f = { ...w.f, placed: [...w.f.placed, wider] };
   w.notes.push(`more than ${w.f.capFloor} events in ${regionText(region)}: cut by place`);
   // Cutting by place pays only against a cap worth the name; below it the region stays unresolved.
-  if (w.f.circleCuts && w.f.capFloor >= MIN_CAP_FOR_CIRCLES) w.tasks.push(...sphereCover().map((circle) => ({ kind: 'scan' as const, region: wider, circle })));
+  if (w.f.circleCuts && w.f.capFloor >= MIN_CAP_FOR_CIRCLES)
+    w.tasks.push(...sphereCover().map((circle) => ({ kind: 'scan' as const, region: wider, circle })));
   else unresolved(w, wider);
 }
 
@@ -217,8 +236,14 @@ function trimPlaced(tasks: Task[], placed: readonly Region[], cap: number): Task
 /** A task that would ask a malformed region is a bug here: fail loudly rather than prove an empty answer. */
 function checkTask(t: Task): void {
   const q = t.kind === 'walk' ? walkQuery(t) : t.region;
-  const ok = Number.isSafeInteger(q.lo) && Number.isSafeInteger(q.hi) && q.lo < q.hi && q.lo >= t.region.lo && q.hi <= t.region.hi;
-  if (!ok) throw new Error(`truncation planner: malformed ${t.kind} query ${q.lo}..${q.hi} in ${t.region.lo}..${t.region.hi}`);
+  const ok =
+    Number.isSafeInteger(q.lo) &&
+    Number.isSafeInteger(q.hi) &&
+    q.lo < q.hi &&
+    q.lo >= t.region.lo &&
+    q.hi <= t.region.hi;
+  if (!ok)
+    throw new Error(`truncation planner: malformed ${t.kind} query ${q.lo}..${q.hi} in ${t.region.lo}..${t.region.hi}`);
 }
 
 function regionText(r: Region): string {
@@ -238,14 +263,19 @@ function onScan(w: Work, task: Extract<Task, { kind: 'scan' }>, size: number, sa
 function onWalk(w: Work, task: WalkTask, events: Answer['events'], saturated: boolean): void {
   const step = stepWalk(task, events, saturated, w.f.capFloor, guessesOf(w.f));
   const chunk = walkQuery(task);
-  w.f = { ...w.f, eventsSeen: w.f.eventsSeen + step.proven, provenMs: w.f.provenMs + (saturated ? 0 : chunk.hi - chunk.lo) };
+  w.f = {
+    ...w.f,
+    eventsSeen: w.f.eventsSeen + step.proven,
+    provenMs: w.f.provenMs + (saturated ? 0 : chunk.hi - chunk.lo),
+  };
   if (step.guess) {
     const { dir, held } = step.guess;
     if (held) w.learned.confirmed.push(dir);
     else w.learned.refuted.push(dir);
     const tally = held ? 'confirmed' : 'refuted';
     w.f = { ...w.f, [tally]: { ...w.f[tally], [dir]: w.f[tally][dir] + 1 } };
-    if (!held) w.notes.push(`${dir}-first guess failed in ${regionText(walkQuery(task))}: the chunk is asked again smaller`);
+    if (!held)
+      w.notes.push(`${dir}-first guess failed in ${regionText(walkQuery(task))}: the chunk is asked again smaller`);
   }
   if (step.next) w.tasks.push(step.next);
   if (step.crowded) crowded(w, step.crowded);

@@ -54,9 +54,16 @@ function splitWalk(t: WalkTask, parts: number, cap: number, overall: number | nu
   const regions = cutRegion(t.region, parts);
   const own = t.dir === 'down' ? regions.length - 1 : 0;
   // New lanes start from the window's rate so far when it is lower: they may lie far from the last burst.
-  const calm = t.rate && overall !== null && overall < perMs(t.rate)! ? { events: overall * t.rate.ms, ms: t.rate.ms } : t.rate;
+  const calm =
+    t.rate && overall !== null && overall < perMs(t.rate)! ? { events: overall * t.rate.ms, ms: t.rate.ms } : t.rate;
   return regions.map((region, i) =>
-    startWalk(region, t.dir, cap, i === own ? t.rate : calm, i === own || t.sample?.trust === 'stored' ? leftOver(t.sample, region) : null),
+    startWalk(
+      region,
+      t.dir,
+      cap,
+      i === own ? t.rate : calm,
+      i === own || t.sample?.trust === 'stored' ? leftOver(t.sample, region) : null,
+    ),
   );
 }
 
@@ -70,12 +77,20 @@ export function splitForLanes(f: Frontier, extra: number, isBusy: (t: Task) => b
   const perCall = FILL * f.capFloor;
   while (left > 0) {
     const candidates = tasks
-      .flatMap((t, i) => (t.kind === 'walk' && trusted(t, perCall) && !isBusy(t) ? [{ t, i, calls: (expectedEvents(t, f) ?? 0) / perCall }] : []))
+      .flatMap((t, i) =>
+        t.kind === 'walk' && trusted(t, perCall) && !isBusy(t)
+          ? [{ t, i, calls: (expectedEvents(t, f) ?? 0) / perCall }]
+          : [],
+      )
       .filter((c) => c.calls >= 2 * LANE_MIN_CALLS)
       .sort((a, b) => b.calls - a.calls);
     const best = candidates[0];
     if (!best) break;
-    const parts = Math.min(left + 1, Math.floor(best.calls / LANE_MIN_CALLS), 1 + Math.floor(best.calls * LANE_COST_SHARE));
+    const parts = Math.min(
+      left + 1,
+      Math.floor(best.calls / LANE_MIN_CALLS),
+      1 + Math.floor(best.calls * LANE_COST_SHARE),
+    );
     const split = splitWalk(best.t, parts, f.capFloor, f.provenMs > 0 ? f.eventsSeen / f.provenMs : null);
     if (split.length < 2) break;
     tasks = [...tasks.slice(0, best.i), ...split, ...tasks.slice(best.i + 1)];

@@ -12,7 +12,15 @@
  * times, so one piece of code walks both ways.
  */
 import { SECOND_MS } from '../../domain/time.js';
-import { PRECISION_MS, canSplit, type Rate, type Region, type Sample, type SeenEvent, type WalkTask } from './frontier.js';
+import {
+  PRECISION_MS,
+  canSplit,
+  type Rate,
+  type Region,
+  type Sample,
+  type SeenEvent,
+  type WalkTask,
+} from './frontier.js';
 
 /** Share of the cap a chunk sized from rates and estimated samples aims for: counts vary by about 15%. */
 export const FILL = 0.8;
@@ -75,7 +83,14 @@ interface Placement {
  * estimate stays within the target. `floor`: after a full answer, the chunk must end strictly
  * above this anchored point (it is asked smaller); `shrink`: and span at most this much.
  */
-function place(r: Region, cap: number, rate: number | null, sample: Sample | null, floor: number | null, shrinkMs: number | null): Placement | 'crowded' {
+function place(
+  r: Region,
+  cap: number,
+  rate: number | null,
+  sample: Sample | null,
+  floor: number | null,
+  shrinkMs: number | null,
+): Placement | 'crowded' {
   const points = sample ? descending(sample.points) : [];
   let x: number | null;
   let guessed = false;
@@ -100,7 +115,10 @@ function place(r: Region, cap: number, rate: number | null, sample: Sample | nul
   const reach = Math.max(ceilSecond(Math.max(x, shrunk)), r.lo + SECOND_MS);
   if (!Number.isSafeInteger(reach)) throw new Error(`walk placement produced ${reach} in ${r.lo}..${r.hi}`);
   // Even two seconds at the anchor are expected to be too many: ask just those, while they are a smaller chunk.
-  if (reach > r.hi - 2 * SECOND_MS) return r.hi - 2 * SECOND_MS >= Math.max(r.lo + SECOND_MS, lowest) ? { reach: r.hi - 2 * SECOND_MS, guessed } : 'crowded';
+  if (reach > r.hi - 2 * SECOND_MS)
+    return r.hi - 2 * SECOND_MS >= Math.max(r.lo + SECOND_MS, lowest)
+      ? { reach: r.hi - 2 * SECOND_MS, guessed }
+      : 'crowded';
   return { reach, guessed };
 }
 
@@ -170,7 +188,8 @@ function afterProof(t: WalkTask, events: readonly SeenEvent[], cap: number): Wal
  * smaller one is proven: a crowded stretch just past the proof must not be asked at the old rate.
  */
 export function leftOver(s: Sample | null, rest: Region): Sample | null {
-  if (s === null || s.trust === 'stored') return s && { ...s, points: s.points.filter((t) => t > rest.lo && t < rest.hi) };
+  if (s === null || s.trust === 'stored')
+    return s && { ...s, points: s.points.filter((t) => t > rest.lo && t < rest.hi) };
   const keep = s.points.map((t, i) => ({ t, id: s.ids[i] ?? '' })).filter(({ t }) => t > rest.lo && t < rest.hi);
   if (keep.length === 0) return null;
   return { trust: 'estimate', points: keep.map((k) => k.t), ids: keep.map((k) => k.id), perPoint: s.perPoint };
@@ -181,11 +200,19 @@ export function leftOver(s: Sample | null, rest: Region): Sample | null {
  * events sit at the far end of a whole region turns the walk around (an oldest-first gateway read
  * from the top, say), so that the next chunk is cut just inside them.
  */
-function afterMiss(t: WalkTask, events: readonly SeenEvent[], cap: number, guesses: readonly Guess[]): WalkTask | 'crowded' {
+function afterMiss(
+  t: WalkTask,
+  events: readonly SeenEvent[],
+  cap: number,
+  guesses: readonly Guess[],
+): WalkTask | 'crowded' {
   const chunk = walkQuery(t);
   if (!canSplit(chunk)) return 'crowded';
   const whole = t.reach === null;
-  const seen = looks(events.map((e) => flip(t.dir, e.timeMs)), anchored(t.dir, chunk));
+  const seen = looks(
+    events.map((e) => flip(t.dir, e.timeMs)),
+    anchored(t.dir, chunk),
+  );
   const open = (d: Dir) => !t.guessed && guesses.includes(guessOf(d));
   const other: Dir = t.dir === 'down' ? 'up' : 'down';
   const turn = whole && seen.bottom && !seen.top && open(other);
@@ -222,14 +249,30 @@ function estimateSample(t: WalkTask, events: readonly SeenEvent[], chunk: Region
     const both = inside.filter((id) => ids.has(id)).length;
     if (inside.length > 0) estimate = Math.max(estimate, chapman(inside.length, events.length, both));
   }
-  return { trust: 'estimate', points: events.map((e) => e.timeMs), ids: events.map((e) => e.id), perPoint: estimate / events.length };
+  return {
+    trust: 'estimate',
+    points: events.map((e) => e.timeMs),
+    ids: events.map((e) => e.id),
+    perPoint: estimate / events.length,
+  };
 }
 
 /** Applies the answer to a walk's chunk. `guesses`: the orders the window still guesses, first the likeliest. */
-export function stepWalk(t: WalkTask, events: readonly SeenEvent[], saturated: boolean, cap: number, guesses: readonly Guess[]): WalkStep {
+export function stepWalk(
+  t: WalkTask,
+  events: readonly SeenEvent[],
+  saturated: boolean,
+  cap: number,
+  guesses: readonly Guess[],
+): WalkStep {
   const tested = t.guessed ? guessOf(t.dir) : null;
   if (!saturated) {
-    return { next: afterProof(t, events, cap), crowded: null, proven: events.length, guess: tested && { dir: tested, held: true } };
+    return {
+      next: afterProof(t, events, cap),
+      crowded: null,
+      proven: events.length,
+      guess: tested && { dir: tested, held: true },
+    };
   }
   const after = afterMiss(t, events, cap, guesses);
   const verdict = tested && { dir: tested, held: false };
@@ -239,6 +282,9 @@ export function stepWalk(t: WalkTask, events: readonly SeenEvent[], saturated: b
   const a = anchored(t.dir, t.region);
   const c = anchored(t.dir, chunk);
   const rest = { lo: a.lo, hi: c.lo };
-  const next = rest.hi - rest.lo >= 2 * SECOND_MS && t.reach !== null ? startWalk(anchored(t.dir, rest), t.dir, cap, t.rate, null) : null;
+  const next =
+    rest.hi - rest.lo >= 2 * SECOND_MS && t.reach !== null
+      ? startWalk(anchored(t.dir, rest), t.dir, cap, t.rate, null)
+      : null;
   return { next, crowded: chunk, proven: 0, guess: verdict };
 }

@@ -51,7 +51,11 @@ function signIn(req: IncomingMessage, url: URL, token: string, basePath: string)
   rest.delete(TOKEN_PARAM);
   const query = rest.toString();
   const attributes = [`Path=${basePath}`, 'HttpOnly', 'SameSite=Strict', ...(secure(req) ? ['Secure'] : [])];
-  return { kind: 'sign-in', location: `${url.pathname}${query ? `?${query}` : ''}`, cookie: `${TOKEN_COOKIE}=${cookieValue(token)}; ${attributes.join('; ')}` };
+  return {
+    kind: 'sign-in',
+    location: `${url.pathname}${query ? `?${query}` : ''}`,
+    cookie: `${TOKEN_COOKIE}=${cookieValue(token)}; ${attributes.join('; ')}`,
+  };
 }
 
 /** Decides one request to `basePath` (and below) against the token. */

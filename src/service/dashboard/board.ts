@@ -51,14 +51,18 @@ const isRead = (req: IncomingMessage): boolean => req.method === 'GET' || req.me
 /** A person gets a form asking for the token; a script (or the board's API) gets JSON. */
 function refuse(req: IncomingMessage, res: ServerResponse, url: URL): void {
   const challenge = { 'www-authenticate': 'Bearer realm="gateway-ingest dashboard"' };
-  const wantsPage = isRead(req) && !url.pathname.startsWith(`${BOARD_PATH}/api/`) && (req.headers.accept ?? '').includes('text/html');
-  if (!wantsPage) return sendJson(res, 401, { error: 'DASHBOARD_TOKEN required: send Authorization: Bearer <token>' }, challenge);
+  const wantsPage =
+    isRead(req) && !url.pathname.startsWith(`${BOARD_PATH}/api/`) && (req.headers.accept ?? '').includes('text/html');
+  if (!wantsPage)
+    return sendJson(res, 401, { error: 'DASHBOARD_TOKEN required: send Authorization: Bearer <token>' }, challenge);
   res.writeHead(401, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...challenge });
-  res.end(html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>gateway-ingest queues</title></head>
+  res.end(
+    html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>gateway-ingest queues</title></head>
 <body style="font:15px system-ui,sans-serif;margin:48px auto;max-width:520px">
 <h1>Queues need the dashboard token</h1><p>Enter <code>DASHBOARD_TOKEN</code> (a cookie keeps you signed in), or send <code>Authorization: Bearer &lt;token&gt;</code>.</p>
 <form method="get" action="${url.pathname}"><input type="password" name="token" autocomplete="current-password" required autofocus> <button type="submit">Open</button></form>
-<p><a href="/">Status page</a> (no token needed)</p></body></html>`.text);
+<p><a href="/">Status page</a> (no token needed)</p></body></html>`.text,
+  );
 }
 
 /** The /queues handler: the token gate (or the read-only rule) in front of Bull Board. */
@@ -67,7 +71,12 @@ export function createBoard(o: BoardOptions): (req: IncomingMessage, res: Server
   return (req, res, url) => {
     if (o.token === null) {
       if (isRead(req)) return board(req, res);
-      return sendJson(res, 405, { error: 'Bull Board is read-only: set DASHBOARD_TOKEN to allow its actions' }, { allow: 'GET, HEAD' });
+      return sendJson(
+        res,
+        405,
+        { error: 'Bull Board is read-only: set DASHBOARD_TOKEN to allow its actions' },
+        { allow: 'GET, HEAD' },
+      );
     }
     const decision = checkToken(req, url, o.token, BOARD_PATH);
     if (decision.kind === 'allow') return board(req, res);

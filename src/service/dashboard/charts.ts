@@ -93,12 +93,16 @@ function bar(d: DayBar, i: number, slot: number, y: (v: number) => number): Safe
   const x = CHART.left + i * slot + slot * 0.15;
   const width = slot * 0.7;
   let base = 0;
-  const parts = Object.entries(d.byOperation).filter(([, n]) => n > 0).map(([operation, n]) => {
-    const rect = html`<rect x="${x.toFixed(1)}" y="${y(base + n).toFixed(1)}" width="${width.toFixed(1)}" height="${(y(base) - y(base + n)).toFixed(1)}" fill="${OPERATION_COLORS[operation] ?? OTHER_COLOR}"/>`;
-    base += n;
-    return rect;
-  });
-  const detail = Object.entries(d.byOperation).map(([o, n]) => `${o} ${n}`).join(', ');
+  const parts = Object.entries(d.byOperation)
+    .filter(([, n]) => n > 0)
+    .map(([operation, n]) => {
+      const rect = html`<rect x="${x.toFixed(1)}" y="${y(base + n).toFixed(1)}" width="${width.toFixed(1)}" height="${(y(base) - y(base + n)).toFixed(1)}" fill="${OPERATION_COLORS[operation] ?? OTHER_COLOR}"/>`;
+      base += n;
+      return rect;
+    });
+  const detail = Object.entries(d.byOperation)
+    .map(([o, n]) => `${o} ${n}`)
+    .join(', ');
   return html`<g class="bar" data-day="${d.day}" data-billed="${d.total}"><title>${d.day}: ${d.total} billed calls${detail ? ` (${detail})` : ''}</title>${parts}</g>`;
 }
 
@@ -119,7 +123,9 @@ export function billedChartSvg(days: DayBar[], cap: number | null): SafeHtml {
   const y = (v: number) => CHART.top + plot - (v / max) * plot;
   const slot = (WIDTH - CHART.left - CHART.right) / Math.max(days.length, 1);
   const labels = days.map((d, i) =>
-    (days.length - 1 - i) % 5 === 0 ? html`<text x="${(CHART.left + (i + 0.5) * slot).toFixed(1)}" y="${CHART.height - 16}" text-anchor="middle">${d.day.slice(5)}</text>` : null,
+    (days.length - 1 - i) % 5 === 0
+      ? html`<text x="${(CHART.left + (i + 0.5) * slot).toFixed(1)}" y="${CHART.height - 16}" text-anchor="middle">${d.day.slice(5)}</text>`
+      : null,
   );
   return html`<svg id="billed-chart" viewBox="0 0 ${WIDTH} ${CHART.height}" width="100%" role="img" aria-label="billed calls per UTC day">
 ${axis(max, y)}${days.map((d, i) => bar(d, i, slot, y))}${capLine(cap, max, y)}${labels}</svg>`;

@@ -17,7 +17,8 @@ export interface DashboardOptions extends StatusSources {
 }
 
 /** No script runs on the page; inline styles are its only non-markup content. */
-const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 async function servePage(o: DashboardOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -34,7 +35,11 @@ async function servePage(o: DashboardOptions, req: IncomingMessage, res: ServerR
     status = 503;
     body = renderUnavailablePage(err instanceof Error ? err.message : String(err));
   }
-  res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': PAGE_CSP });
+  res.writeHead(status, {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'content-security-policy': PAGE_CSP,
+  });
   res.end(req.method === 'HEAD' ? undefined : body);
 }
 

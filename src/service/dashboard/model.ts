@@ -76,22 +76,32 @@ export interface PageInputs {
   billedCallsPerDay: number | null;
 }
 
-
 /** The non-done layers lose what a done partition covers: that time is ingested. */
 function layersWithin(range: Range, byState: Map<PartitionState, Range[]>, adjacency: Adjacency): Timeline['layers'] {
   const done = coverageOf(range, byState.get(PARTITION_STATE.done) ?? [], adjacency).covered;
   return LAYER_ORDER.map((state) => {
     const clipped = coverageOf(range, byState.get(state) ?? [], adjacency).covered;
-    const ranges = state === PARTITION_STATE.done ? clipped : clipped.flatMap((r) => subtractRanges(r, done, adjacency));
+    const ranges =
+      state === PARTITION_STATE.done ? clipped : clipped.flatMap((r) => subtractRanges(r, done, adjacency));
     return { state, ranges };
   });
 }
 
-export function buildTimeline(unit: Timeline['unit'], range: Range | null, byState: Map<PartitionState, Range[]>): Timeline | null {
+export function buildTimeline(
+  unit: Timeline['unit'],
+  range: Range | null,
+  byState: Map<PartitionState, Range[]>,
+): Timeline | null {
   if (range === null || range.start > range.end) return null;
   const adjacency: Adjacency = unit === 'year' ? 1 : 0;
   const c = coverageOf(range, byState.get(PARTITION_STATE.done) ?? [], adjacency);
-  return { unit, range, layers: layersWithin(range, byState, adjacency), coveredFraction: c.coveredFraction, gaps: c.gaps };
+  return {
+    unit,
+    range,
+    layers: layersWithin(range, byState, adjacency),
+    coveredFraction: c.coveredFraction,
+    gaps: c.gaps,
+  };
 }
 
 function extent(byState: Map<PartitionState, Range[]>): Range | null {
@@ -105,12 +115,19 @@ function extent(byState: Map<PartitionState, Range[]>): Range | null {
  * "Ingested" is what was proven complete (coverage_proofs), so a window being read again still
  * shows as ingested; queued, running and failed come from the partitions.
  */
-function timelineOf(operation: string, d: Declared | undefined, ranges: StateRanges[], nowMs: number, proven: Range[] | null): Timeline | null {
+function timelineOf(
+  operation: string,
+  d: Declared | undefined,
+  ranges: StateRanges[],
+  nowMs: number,
+  proven: Range[] | null,
+): Timeline | null {
   const earthquake = operation === 'earthquake';
   const byState = new Map(ranges.map((r) => [r.state, earthquake ? r.windows : r.years] as const));
   if (proven !== null) byState.set(PARTITION_STATE.done, proven);
   if (earthquake) {
-    const from = d?.range.unit === 'time' && d.range.fromMs !== null ? d.range.fromMs : (extent(byState)?.start ?? null);
+    const from =
+      d?.range.unit === 'time' && d.range.fromMs !== null ? d.range.fromMs : (extent(byState)?.start ?? null);
     return buildTimeline('time', from === null ? null : { start: from, end: nowMs }, byState);
   }
   const years = d?.range.unit === 'year' ? { start: d.range.from, end: d.range.to } : extent(byState);
@@ -121,8 +138,23 @@ function emptyStatus(streamKey: string, d: Declared): StreamStatus {
   const operation = d.range.unit === 'time' ? 'earthquake' : 'indicator';
   const partitions = { done: 0, pending: 0, running: 0, partial: 0, failed: 0 };
   return {
-    streamKey, operation, name: d.name, params: null, partitions, rowsWritten: 0, calls: 0, billedCalls: 0, billedUnknown: 0, units: 0,
-    billedCallsToday: 0, unitsToday: 0, lastSuccessAt: null, lastError: null, lastErrorKind: null, failedPartitions: [], partialPartitions: [],
+    streamKey,
+    operation,
+    name: d.name,
+    params: null,
+    partitions,
+    rowsWritten: 0,
+    calls: 0,
+    billedCalls: 0,
+    billedUnknown: 0,
+    units: 0,
+    billedCallsToday: 0,
+    unitsToday: 0,
+    lastSuccessAt: null,
+    lastError: null,
+    lastErrorKind: null,
+    failedPartitions: [],
+    partialPartitions: [],
   };
 }
 
@@ -133,13 +165,24 @@ function streamViews(i: PageInputs): StreamView[] {
   return [...i.status, ...missing].map((s) => {
     const d = declared.get(s.streamKey);
     const f = i.freshness.get(s.streamKey);
-    const freshness: StreamView['freshness'] = s.operation === 'earthquake'
-      ? { kind: 'time', newest: f?.newestEventTime?.getTime() ?? null }
-      : { kind: 'year', lastYear: f?.lastValueYear ?? null };
+    const freshness: StreamView['freshness'] =
+      s.operation === 'earthquake'
+        ? { kind: 'time', newest: f?.newestEventTime?.getTime() ?? null }
+        : { kind: 'year', lastYear: f?.lastValueYear ?? null };
     const ranges = i.ranges.filter((r) => r.streamKey === s.streamKey);
     const status = { ...s, name: d?.name ?? s.name };
-    const proven = f ? (s.operation === 'earthquake' ? f.doneWindows.map((w) => ({ start: w.startMs, end: w.endMs })) : f.doneYears) : null;
-    return { status, schedule: d?.schedule ?? null, enabled: d?.enabled ?? null, freshness, timeline: timelineOf(s.operation, d, ranges, i.nowMs, proven) };
+    const proven = f
+      ? s.operation === 'earthquake'
+        ? f.doneWindows.map((w) => ({ start: w.startMs, end: w.endMs }))
+        : f.doneYears
+      : null;
+    return {
+      status,
+      schedule: d?.schedule ?? null,
+      enabled: d?.enabled ?? null,
+      freshness,
+      timeline: timelineOf(s.operation, d, ranges, i.nowMs, proven),
+    };
   });
 }
 
@@ -148,7 +191,8 @@ export function dayBars(daily: DailyBilled[], nowMs: number): DayBar[] {
   const days = Array.from({ length: CHART_DAYS }, (_, k) => utcDay(nowMs - (CHART_DAYS - 1 - k) * DAY_MS));
   return days.map((day) => {
     const byOperation: Record<string, number> = {};
-    for (const d of daily.filter((x) => x.day === day)) byOperation[d.operation] = (byOperation[d.operation] ?? 0) + d.billedCalls;
+    for (const d of daily.filter((x) => x.day === day))
+      byOperation[d.operation] = (byOperation[d.operation] ?? 0) + d.billedCalls;
     return { day, byOperation, total: Object.values(byOperation).reduce((a, b) => a + b, 0) };
   });
 }
@@ -163,7 +207,12 @@ export function buildPageModel(i: PageInputs): PageModel {
     nowMs: i.nowMs,
     streams: streamViews(i),
     days: dayBars(i.daily, i.nowMs),
-    budget: { cap, usedToday: i.dayBudgetUsed, left: cap === null ? null : cap - i.dayBudgetUsed, today: utcDay(i.nowMs) },
+    budget: {
+      cap,
+      usedToday: i.dayBudgetUsed,
+      left: cap === null ? null : cap - i.dayBudgetUsed,
+      today: utcDay(i.nowMs),
+    },
     backfills: i.backfills,
   };
 }

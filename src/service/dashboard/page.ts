@@ -47,7 +47,8 @@ function fact(label: string, value: SafeHtml | string): SafeHtml {
 }
 
 function freshnessText(v: StreamView, nowMs: number): string {
-  if (v.freshness.kind === 'year') return v.freshness.lastYear === null ? 'no value yet' : `last year with a value ${v.freshness.lastYear}`;
+  if (v.freshness.kind === 'year')
+    return v.freshness.lastYear === null ? 'no value yet' : `last year with a value ${v.freshness.lastYear}`;
   const t = v.freshness.newest;
   return t === null ? 'no events yet' : `newest event ${toRfc3339(t)} (${formatAge(nowMs - t)})`;
 }
@@ -66,15 +67,21 @@ ${t.gaps.length > 0 ? html`<details><summary>gaps</summary><ul>${listed}${more}<
 
 function problems(v: StreamView): SafeHtml | null {
   const s = v.status;
-  const failed = s.failedPartitions.slice(0, MAX_LISTED).map((f) => html`<li>failed <code>${f.partitionKey}</code>: [${f.kind ?? 'unknown'}] ${f.error ?? ''}</li>`);
+  const failed = s.failedPartitions
+    .slice(0, MAX_LISTED)
+    .map((f) => html`<li>failed <code>${f.partitionKey}</code>: [${f.kind ?? 'unknown'}] ${f.error ?? ''}</li>`);
   const partial = s.partialPartitions.slice(0, MAX_LISTED).map((p) => {
     const where = p.unresolved.map((r) => `${toRfc3339(r.lo)}..${toRfc3339(r.hi)}`).join(', ');
     return html`<li>partial <code>${p.partitionKey}</code>: unresolved ${where}</li>`;
   });
-  const more = s.failedPartitions.length > MAX_LISTED ? html`<li>… ${s.failedPartitions.length - MAX_LISTED} more failed</li>` : null;
+  const more =
+    s.failedPartitions.length > MAX_LISTED
+      ? html`<li>… ${s.failedPartitions.length - MAX_LISTED} more failed</li>`
+      : null;
   // streamStatus reports the newest failed window's error as the last one: do not list it twice.
   const repeated = s.failedPartitions[0]?.error === s.lastError;
-  const lastError = s.lastError && !repeated ? html`<li>last error: [${s.lastErrorKind ?? 'unknown'}] ${s.lastError}</li>` : null;
+  const lastError =
+    s.lastError && !repeated ? html`<li>last error: [${s.lastErrorKind ?? 'unknown'}] ${s.lastError}</li>` : null;
   if (failed.length + partial.length === 0 && lastError === null) return null;
   return html`<ul class="problems">${failed}${more}${partial}${lastError}</ul>`;
 }
@@ -93,26 +100,34 @@ ${coverage(v)}${problems(v)}</article>`;
 }
 
 function legend(): SafeHtml {
-  const items = LAYER_ORDER.map((state) => html`<span><i style="background:${STATE_STYLE[state].color}"></i>${STATE_STYLE[state].label}</span>`);
+  const items = LAYER_ORDER.map(
+    (state) => html`<span><i style="background:${STATE_STYLE[state].color}"></i>${STATE_STYLE[state].label}</span>`,
+  );
   return html`<div class="legend">${items}<span><i style="background:${GAP_COLOR}"></i>never planned</span></div>`;
 }
 
 function streamsSection(m: PageModel): SafeHtml {
   const cards = m.streams.map((v) => streamCard(v, m.nowMs));
-  const body = cards.length > 0 ? cards : html`<p class="muted">No streams yet: declare them in jobs.yaml or run <code>gateway-ingest backfill</code>.</p>`;
+  const body =
+    cards.length > 0
+      ? cards
+      : html`<p class="muted">No streams yet: declare them in jobs.yaml or run <code>gateway-ingest backfill</code>.</p>`;
   return html`<section id="streams"><h2>Streams: freshness and coverage</h2>${legend()}${body}</section>`;
 }
 
 function chartSection(m: PageModel): SafeHtml {
   const total = m.days.reduce((n, d) => n + d.total, 0);
   const operations = [...new Set(m.days.flatMap((d) => Object.keys(d.byOperation)))].sort();
-  const keys = operations.map((o) => html`<span><i style="background:${OPERATION_COLORS[o] ?? '#777777'}"></i>${o}</span>`);
+  const keys = operations.map(
+    (o) => html`<span><i style="background:${OPERATION_COLORS[o] ?? '#777777'}"></i>${o}</span>`,
+  );
   return html`<section id="billed"><h2>Billed calls per UTC day, last ${m.days.length} days</h2>
 <div class="card">${billedChartSvg(m.days, m.budget.cap)}<div class="legend">${keys}<span class="muted">${total} billed calls in ${m.days.length} days (${m.days[0]?.day ?? ''} .. ${m.days.at(-1)?.day ?? ''})</span></div></div></section>`;
 }
 
 function budgetText(b: BudgetView): SafeHtml {
-  if (b.cap === null) return html`<p id="day-budget">No daily cap (<code>BILLED_CALLS_PER_DAY</code> is not set). Billed calls counted today (${b.today}): ${b.usedToday}.</p>`;
+  if (b.cap === null)
+    return html`<p id="day-budget">No daily cap (<code>BILLED_CALLS_PER_DAY</code> is not set). Billed calls counted today (${b.today}): ${b.usedToday}.</p>`;
   const state = (b.left ?? 0) <= 0 ? html`<span class="badge bad">exhausted</span>` : null;
   return html`<p id="day-budget">Daily cap <code>BILLED_CALLS_PER_DAY</code> ${b.cap}. Today (${b.today}): ${b.usedToday} used, <strong>${b.left} left</strong> ${state}</p>`;
 }
@@ -130,9 +145,10 @@ function backfillRow(b: BackfillRow): SafeHtml {
 
 function budgetSection(m: PageModel): SafeHtml {
   const paused = m.backfills.filter((b) => b.control === 'paused').length;
-  const table = m.backfills.length === 0
-    ? html`<p class="muted">No backfills recorded.</p>`
-    : html`<table><thead><tr><th>backfill</th><th>operation</th><th>description</th><th>control</th><th>billed calls</th><th>partitions</th><th>created</th></tr></thead><tbody>${m.backfills.map(backfillRow)}</tbody></table>`;
+  const table =
+    m.backfills.length === 0
+      ? html`<p class="muted">No backfills recorded.</p>`
+      : html`<table><thead><tr><th>backfill</th><th>operation</th><th>description</th><th>control</th><th>billed calls</th><th>partitions</th><th>created</th></tr></thead><tbody>${m.backfills.map(backfillRow)}</tbody></table>`;
   return html`<section id="budget"><h2>Budgets and pauses</h2><div class="card">${budgetText(m.budget)}
 <p>${paused} paused backfill${paused === 1 ? '' : 's'}.</p>${table}</div></section>`;
 }

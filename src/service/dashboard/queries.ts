@@ -39,7 +39,12 @@ export async function partitionRanges(db: Db): Promise<StateRanges[]> {
         from unnest(windows) r) as windows,
       (select jsonb_agg(jsonb_build_array(lower(r), upper(r) - 1) order by lower(r)) from unnest(years) r) as years
     from agg`);
-  return result.rows.map((r) => ({ streamKey: r.stream_key, state: r.state, windows: toRanges(r.windows), years: toRanges(r.years) }));
+  return result.rows.map((r) => ({
+    streamKey: r.stream_key,
+    state: r.state,
+    windows: toRanges(r.windows),
+    years: toRanges(r.years),
+  }));
 }
 
 export interface DailyBilled {

@@ -33,7 +33,8 @@ export function intervalOf(body: unknown): string {
   const parsed = typeof body === 'string' ? safeParse(body) : body;
   if (parsed === null || typeof parsed !== 'object') return String(parsed);
   const b = parsed as Record<string, unknown>;
-  const circle = b.radius_km === undefined ? '' : ` circle ${String(b.latitude)},${String(b.longitude)} r${String(b.radius_km)}`;
+  const circle =
+    b.radius_km === undefined ? '' : ` circle ${String(b.latitude)},${String(b.longitude)} r${String(b.radius_km)}`;
   return `${String(b.start_time)}..${String(b.end_time)}${circle}`;
 }
 
@@ -63,7 +64,8 @@ export function gotNoAnswer(row: AuditRow): boolean {
 
 function byExecution(calls: EmulatorCall[], rows: AuditRow[]) {
   const rowsById = new Map<string, AuditRow[]>();
-  for (const r of rows) if (r.executionId !== null) rowsById.set(r.executionId, [...(rowsById.get(r.executionId) ?? []), r]);
+  for (const r of rows)
+    if (r.executionId !== null) rowsById.set(r.executionId, [...(rowsById.get(r.executionId) ?? []), r]);
   const issued = new Set(calls.map((c) => c.executionId).filter((id): id is string => id !== null));
   const pairs: Pair[] = [];
   const rest: EmulatorCall[] = [];
@@ -88,12 +90,18 @@ function groupBy<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
  * Within one request body: first the answers without an execution (500, 429, reset) with rows of
  * the same HTTP status, then the rest in the order both sides logged them.
  */
-function pairSameRequest(calls: EmulatorCall[], rows: AuditRow[]): { pairs: Pair[]; calls: EmulatorCall[]; rows: AuditRow[] } {
+function pairSameRequest(
+  calls: EmulatorCall[],
+  rows: AuditRow[],
+): { pairs: Pair[]; calls: EmulatorCall[]; rows: AuditRow[] } {
   const pairs: Pair[] = [];
   let freeRows = [...rows];
   const waiting: EmulatorCall[] = [];
   for (const call of calls) {
-    const same = call.executionId === null ? freeRows.find((r) => r.httpStatus === call.httpStatus && r.finishedAt !== null) : undefined;
+    const same =
+      call.executionId === null
+        ? freeRows.find((r) => r.httpStatus === call.httpStatus && r.finishedAt !== null)
+        : undefined;
     if (same) {
       pairs.push({ call, row: same, by: 'request' });
       freeRows = freeRows.filter((r) => r !== same);
@@ -111,10 +119,18 @@ function pairSameRequest(calls: EmulatorCall[], rows: AuditRow[]): { pairs: Pair
  */
 export function reconcile(calls: EmulatorCall[], rows: AuditRow[]): Reconciliation {
   const first = byExecution(calls, rows);
-  const withoutId = [...rows].filter((r) => r.executionId === null).sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime() || a.id - b.id);
+  const withoutId = [...rows]
+    .filter((r) => r.executionId === null)
+    .sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime() || a.id - b.id);
   const callGroups = groupBy(first.rest, (c) => canonicalBody(c.body));
   const rowGroups = groupBy(withoutId, (r) => canonicalBody(r.request));
-  const out: Reconciliation = { pairs: first.pairs, unaudited: [], unmatchedRows: [], duplicated: first.duplicated, phantom: first.phantom };
+  const out: Reconciliation = {
+    pairs: first.pairs,
+    unaudited: [],
+    unmatchedRows: [],
+    duplicated: first.duplicated,
+    phantom: first.phantom,
+  };
   for (const [body, groupCalls] of callGroups) {
     const matched = pairSameRequest(groupCalls, rowGroups.get(body) ?? []);
     rowGroups.set(body, matched.rows);

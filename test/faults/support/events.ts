@@ -5,7 +5,9 @@ import { list } from './listing.js';
 export { storedEvents } from '../../support/events.js';
 
 function differingFields(want: EarthquakeEvent, got: EarthquakeEvent): string[] {
-  return (Object.keys(want) as Array<keyof EarthquakeEvent>).filter((k) => want[k] !== got[k]).map((k) => `${k} ${JSON.stringify(got[k])} != ${JSON.stringify(want[k])}`);
+  return (Object.keys(want) as Array<keyof EarthquakeEvent>)
+    .filter((k) => want[k] !== got[k])
+    .map((k) => `${k} ${JSON.stringify(got[k])} != ${JSON.stringify(want[k])}`);
 }
 
 export interface EventComparison {
@@ -27,8 +29,11 @@ export function compareEvents(stored: EarthquakeEvent[], catalog: readonly Earth
     return diff.length > 0 ? [`${e.id}: ${diff.join(', ')}`] : [];
   });
   const problems: string[] = [];
-  if (lost.length > 0) problems.push(`events lost: ${lost.length} of ${expected.size} (${list(lost, (e) => `${e.id} ${e.time}`)})`);
-  if (unexpected.length > 0) problems.push(`unexpected events: ${unexpected.length} (${list(unexpected, (e) => `${e.id} ${e.time}`)})`);
-  if (differing.length > 0) problems.push(`events with a field unlike the catalog: ${differing.length} (${list(differing, (d) => d)})`);
+  if (lost.length > 0)
+    problems.push(`events lost: ${lost.length} of ${expected.size} (${list(lost, (e) => `${e.id} ${e.time}`)})`);
+  if (unexpected.length > 0)
+    problems.push(`unexpected events: ${unexpected.length} (${list(unexpected, (e) => `${e.id} ${e.time}`)})`);
+  if (differing.length > 0)
+    problems.push(`events with a field unlike the catalog: ${differing.length} (${list(differing, (d) => d)})`);
   return { problems, lost: lost.length, unexpected: unexpected.length, differing: differing.length };
 }

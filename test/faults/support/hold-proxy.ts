@@ -57,7 +57,11 @@ export async function startHoldProxy(target: string, hold: ReadonlySet<number>):
   const relay = async (req: IncomingMessage, res: ServerResponse, call: ProxiedCall) => {
     const body = await readAll(req);
     call.body = body.toString('utf8');
-    const answer = await fetch(`${target}${req.url ?? '/'}`, { method: req.method ?? 'POST', headers: forwardedHeaders(req), body: body.length > 0 ? body : undefined });
+    const answer = await fetch(`${target}${req.url ?? '/'}`, {
+      method: req.method ?? 'POST',
+      headers: forwardedHeaders(req),
+      body: body.length > 0 ? body : undefined,
+    });
     const text = await answer.text();
     Object.assign(call, { answeredAt: Date.now(), status: answer.status, executionId: executionIdIn(text) });
     if (call.held) return; // never answered: the client's timeout ends it
@@ -68,7 +72,15 @@ export async function startHoldProxy(target: string, hold: ReadonlySet<number>):
     res.end(text);
   };
   const server = createServer((req, res) => {
-    const call: ProxiedCall = { n: calls.length + 1, body: '', arrivedAt: Date.now(), answeredAt: null, status: null, executionId: null, held: false };
+    const call: ProxiedCall = {
+      n: calls.length + 1,
+      body: '',
+      arrivedAt: Date.now(),
+      answeredAt: null,
+      status: null,
+      executionId: null,
+      held: false,
+    };
     call.held = hold.has(call.n);
     calls.push(call);
     relay(req, res, call).catch(() => {

@@ -36,7 +36,11 @@ export async function runOrThrow(file: string, args: string[], timeoutMs?: numbe
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls `probe` until it returns something truthy; null when `timeoutMs` passes first. */
-export async function pollUntil<T>(probe: () => Promise<T | null | undefined | false>, timeoutMs: number, everyMs = 100): Promise<T | null> {
+export async function pollUntil<T>(
+  probe: () => Promise<T | null | undefined | false>,
+  timeoutMs: number,
+  everyMs = 100,
+): Promise<T | null> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe().catch(() => null);

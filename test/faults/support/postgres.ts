@@ -24,8 +24,14 @@ function asServerUser(bin: string, args: string[]): [string, string[]] {
 function ownedTempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'gi-faults-pg-'));
   if (process.getuid?.() === 0) {
-    const uid = Number(readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${OS_USER}:`))?.split(':')[2]);
-    if (!Number.isInteger(uid)) throw new Error(`running as root needs an OS user "${OS_USER}" to own the data directory`);
+    const uid = Number(
+      readFileSync('/etc/passwd', 'utf8')
+        .split('\n')
+        .find((l) => l.startsWith(`${OS_USER}:`))
+        ?.split(':')[2],
+    );
+    if (!Number.isInteger(uid))
+      throw new Error(`running as root needs an OS user "${OS_USER}" to own the data directory`);
     chownSync(dir, uid, uid);
   }
   return dir;
@@ -47,7 +53,13 @@ export interface PrivatePostgres {
 }
 
 async function answers(port: number): Promise<boolean> {
-  const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres', connectionTimeoutMillis: 1_000 });
+  const client = new pg.Client({
+    host: '127.0.0.1',
+    port,
+    user: 'postgres',
+    database: 'postgres',
+    connectionTimeoutMillis: 1_000,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -77,7 +89,8 @@ export async function createPostgres(): Promise<PrivatePostgres> {
   const data = join(dir, 'data');
   const logFile = join(dir, 'server.log');
   const port = await freePort();
-  const pgCmd = (tool: string, args: string[], timeoutMs?: number) => runOrThrow(...asServerUser(join(bin, tool), args), timeoutMs);
+  const pgCmd = (tool: string, args: string[], timeoutMs?: number) =>
+    runOrThrow(...asServerUser(join(bin, tool), args), timeoutMs);
   await pgCmd('initdb', ['-D', data, '-A', 'trust', '-U', 'postgres', '--no-sync', '-E', 'UTF8']);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`;
   // A test run cut short (a timeout, ^C) skips afterAll: the server must not outlive it.
@@ -90,7 +103,8 @@ export async function createPostgres(): Promise<PrivatePostgres> {
     url: (name) => `postgres://postgres@127.0.0.1:${port}/${name}`,
     async start() {
       await pgCmd('pg_ctl', ['-D', data, '-l', logFile, '-o', options, '-w', '-t', '60', 'start'], 90_000);
-      if (!(await pollUntil(() => answers(port), 30_000))) throw new Error(`PostgreSQL on ${port} did not answer after start`);
+      if (!(await pollUntil(() => answers(port), 30_000)))
+        throw new Error(`PostgreSQL on ${port} did not answer after start`);
     },
     async stop() {
       await pgCmd('pg_ctl', ['-D', data, '-m', 'fast', '-w', '-t', '60', 'stop'], 90_000);
@@ -110,7 +124,8 @@ export async function createPostgres(): Promise<PrivatePostgres> {
     },
     async destroy() {
       process.off('exit', orphanGuard);
-      if (postmasterPid(data) !== null) await run(...asServerUser(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']));
+      if (postmasterPid(data) !== null)
+        await run(...asServerUser(join(bin, 'pg_ctl'), ['-D', data, '-m', 'immediate', '-w', 'stop']));
       rmSync(dir, { recursive: true, force: true });
     },
     log: () => (existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''),

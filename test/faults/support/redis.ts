@@ -23,7 +23,14 @@ export interface PrivateRedis {
 }
 
 async function pong(port: number): Promise<boolean> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  const client = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -58,13 +65,27 @@ export async function createRedis(): Promise<PrivateRedis> {
     url: `redis://127.0.0.1:${port}/0`,
     async start() {
       mkdirSync(data, { recursive: true });
-      const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--dir', data, '--maxmemory-policy', 'noeviction'];
+      const args = [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'yes',
+        '--dir',
+        data,
+        '--maxmemory-policy',
+        'noeviction',
+      ];
       const started = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
       started.stdout?.on('data', (c: Buffer) => (output += c.toString()));
       started.stderr?.on('data', (c: Buffer) => (output += c.toString()));
       exited = new Promise((resolve) => started.on('exit', () => resolve()));
       child = started;
-      if (!(await pollUntil(() => pong(port), 15_000))) throw new Error(`redis-server on ${port} did not answer:\n${output}`);
+      if (!(await pollUntil(() => pong(port), 15_000)))
+        throw new Error(`redis-server on ${port} did not answer:\n${output}`);
     },
     stop: () => signal('SIGTERM'),
     kill: () => signal('SIGKILL'),

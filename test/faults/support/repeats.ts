@@ -17,14 +17,24 @@ export interface Repeat {
  * received (`undelivered`: a hung call, a client timeout) is not counted: it had to be asked again.
  * `committed` holds the execution ids whose answers were recorded.
  */
-export function repeatedBilled(calls: EmulatorCall[], undelivered: ReadonlySet<string>, committed: ReadonlySet<string>): Repeat[] {
+export function repeatedBilled(
+  calls: EmulatorCall[],
+  undelivered: ReadonlySet<string>,
+  committed: ReadonlySet<string>,
+): Repeat[] {
   const answered = new Map<string, EmulatorCall[]>();
   const repeats: Repeat[] = [];
   for (const call of calls) {
     if (!call.billed) continue;
     const body = canonicalBody(call.body);
     const earlier = answered.get(body) ?? [];
-    if (earlier.length > 0) repeats.push({ call, times: earlier.length + 1, earlier, lostBefore: !earlier.some((c) => committed.has(c.executionId ?? '')) });
+    if (earlier.length > 0)
+      repeats.push({
+        call,
+        times: earlier.length + 1,
+        earlier,
+        lostBefore: !earlier.some((c) => committed.has(c.executionId ?? '')),
+      });
     const usable = call.fault === null && !(call.executionId !== null && undelivered.has(call.executionId));
     if (usable) answered.set(body, [...earlier, call]);
   }

@@ -8,7 +8,13 @@ import { Redis } from 'ioredis';
 import { openDb, type DbHandle } from '../../../src/db/connection.js';
 import { runMigrations } from '../../../src/db/migrate.js';
 import { ingestPartitions } from '../../../src/db/schema.js';
-import { loadUsgsFile, startEmulator, type EventOrder, type FaultRule, type RunningEmulator } from '../../../src/emulator/index.js';
+import {
+  loadUsgsFile,
+  startEmulator,
+  type EventOrder,
+  type FaultRule,
+  type RunningEmulator,
+} from '../../../src/emulator/index.js';
 import type { EarthquakeEvent } from '../../../src/gateway/schemas.js';
 import { closeQueue, QUEUE_NAMES } from '../../../src/queue/queues.js';
 import { ensureStopped, spawnCli, type CliProcess } from '../../support/run-cli.js';
@@ -100,7 +106,10 @@ export interface Scenario {
 const KEY = `faults-key-${randomBytes(6).toString('hex')}`;
 
 function slug(name: string): string {
-  return name.replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase();
+  return name
+    .replace(/[^A-Za-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '')
+    .toLowerCase();
 }
 
 async function openEmulator(o: ScenarioOptions): Promise<RunningEmulator> {
@@ -135,7 +144,15 @@ async function describeQueue(redisUrl: string, prefix: string): Promise<string> 
   connection.on('error', () => undefined);
   const queue = new Queue(QUEUE_NAMES.earthquake, { connection, prefix });
   try {
-    const counts = await queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'paused', 'completed', 'failed');
+    const counts = await queue.getJobCounts(
+      'waiting',
+      'active',
+      'delayed',
+      'prioritized',
+      'paused',
+      'completed',
+      'failed',
+    );
     const failed = await queue.getFailed();
     const reasons = failed.map((j) => `${j.id}: ${j.failedReason} (attempts ${j.attemptsMade})`);
     return `queue ${JSON.stringify(counts)}${reasons.length > 0 ? `; failed jobs: ${reasons.join(' | ')}` : ''}`;
@@ -160,7 +177,12 @@ function timelineFrom(startedAt: number): Timeline {
 }
 
 /** The environment of every CLI process of a scenario: short retries, and the gateway behind the proxy. */
-function cliEnv(o: ScenarioOptions, dbUrl: string, prefix: string, gatewayUrl: string): (extra?: Record<string, string>) => Record<string, string> {
+function cliEnv(
+  o: ScenarioOptions,
+  dbUrl: string,
+  prefix: string,
+  gatewayUrl: string,
+): (extra?: Record<string, string>) => Record<string, string> {
   return (extra = {}) => ({
     DATABASE_URL: dbUrl,
     REDIS_URL: o.services.redis.url,
@@ -197,17 +219,22 @@ function trackProcesses(env: (extra?: Record<string, string>) => Record<string, 
     async end(dir) {
       await Promise.all([...all.values()].map((p) => ensureStopped(p)));
       mkdirSync(dir, { recursive: true });
-      for (const [label, p] of all) writeFileSync(join(dir, `${label}.log`), `${p.stdout()}\n--- stderr ---\n${p.stderr()}`);
+      for (const [label, p] of all)
+        writeFileSync(join(dir, `${label}.log`), `${p.stdout()}\n--- stderr ---\n${p.stderr()}`);
       writeFileSync(join(dir, 'timeline.txt'), `${t.lines.join('\n')}\n`);
     },
   };
 }
 
 async function allDoneWithin(db: DbHandle, timeoutMs: number): Promise<boolean> {
-  const done = await pollUntil(async () => {
-    const parts = await readPartitions(db);
-    return parts.length > 0 && parts.every((p) => p.state === 'done');
-  }, timeoutMs, 250);
+  const done = await pollUntil(
+    async () => {
+      const parts = await readPartitions(db);
+      return parts.length > 0 && parts.every((p) => p.state === 'done');
+    },
+    timeoutMs,
+    250,
+  );
   return done !== null;
 }
 
@@ -240,7 +267,8 @@ export async function openScenario(o: ScenarioOptions): Promise<Scenario> {
     note: t.note,
     elapsed: t.elapsed,
     worker: (label, extra) => processes.spawn(label, ['worker'], extra),
-    backfill: (label, flags, extra) => processes.spawn(label, ['backfill', 'earthquakes', ...BACKFILL_ARGS, ...flags], extra),
+    backfill: (label, flags, extra) =>
+      processes.spawn(label, ['backfill', 'earthquakes', ...BACKFILL_ARGS, ...flags], extra),
     partitions: () => readPartitions(db),
     allDone: (timeoutMs) => allDoneWithin(db, timeoutMs),
     queueState: () => describeQueue(o.services.redis.url, prefix),

@@ -28,7 +28,14 @@ export function tail(p: CliProcess, lines = 4): string {
 /** Where the work stands when something hangs: each partition and the BullMQ queue. */
 export async function whereItStands(s: Scenario): Promise<string> {
   const parts = await s.partitions().catch((e: unknown) => `partitions unreadable: ${(e as Error).message}`);
-  const shown = typeof parts === 'string' ? parts : parts.map((p) => `${p.partitionKey} ${p.state}${p.lastErrorKind ? ` [${p.lastErrorKind}] ${p.lastError ?? ''}` : ''}`).join(', ');
+  const shown =
+    typeof parts === 'string'
+      ? parts
+      : parts
+          .map(
+            (p) => `${p.partitionKey} ${p.state}${p.lastErrorKind ? ` [${p.lastErrorKind}] ${p.lastError ?? ''}` : ''}`,
+          )
+          .join(', ');
   return `partitions: ${shown}; ${await s.queueState()}`;
 }
 
@@ -36,15 +43,25 @@ export async function whereItStands(s: Scenario): Promise<string> {
  * Waits for a backfill command to return 0 by itself; any other end (a hang, a crash, exit 1) is a
  * problem described with where the work stood.
  */
-export async function expectReturns0(s: Scenario, p: CliProcess, label: string, timeoutMs: number, problems: string[]): Promise<Exit | null> {
+export async function expectReturns0(
+  s: Scenario,
+  p: CliProcess,
+  label: string,
+  timeoutMs: number,
+  problems: string[],
+): Promise<Exit | null> {
   const exit = await exitWithin(p, timeoutMs);
   if (exit === null) {
-    problems.push(`${label} did not return within ${timeoutMs / 1000} s (${s.elapsed()}); ${await whereItStands(s)}; last output: ${tail(p)}`);
+    problems.push(
+      `${label} did not return within ${timeoutMs / 1000} s (${s.elapsed()}); ${await whereItStands(s)}; last output: ${tail(p)}`,
+    );
     s.note(`${label}: still running at the deadline, killed`);
     p.child.kill('SIGKILL');
     await p.exited;
   } else if (exit.code !== 0) {
-    problems.push(`${label} exited ${exit.signal ?? `code ${exit.code}`} at ${s.elapsed()}: ${tail(p)}; ${await whereItStands(s)}`);
+    problems.push(
+      `${label} exited ${exit.signal ?? `code ${exit.code}`} at ${s.elapsed()}: ${tail(p)}; ${await whereItStands(s)}`,
+    );
   }
   return exit;
 }
@@ -64,8 +81,17 @@ export async function stopWorker(s: Scenario, p: CliProcess, label: string, dead
 }
 
 /** Until the gateway has seen `n` calls in all; false if `timeoutMs` passes or `unless` turns true first. */
-export async function callsReach(s: Scenario, n: number, timeoutMs: number, unless: () => boolean = () => false): Promise<boolean> {
-  const reached = await pollUntil(async () => (s.emulator.calls.length >= n ? 'reached' : unless() ? 'stopped' : null), timeoutMs, 20);
+export async function callsReach(
+  s: Scenario,
+  n: number,
+  timeoutMs: number,
+  unless: () => boolean = () => false,
+): Promise<boolean> {
+  const reached = await pollUntil(
+    async () => (s.emulator.calls.length >= n ? 'reached' : unless() ? 'stopped' : null),
+    timeoutMs,
+    20,
+  );
   return reached === 'reached';
 }
 
