@@ -224,18 +224,16 @@ export async function markDeleted(
     .where(and(inArray(t.id, [...ids]), isNull(t.deletedAt), lt(t.lastSeenAt, seenSince)))
     .returning({ id: t.id });
   if (marked.length > 0) {
-    await tx
-      .insert(earthquakeRevisions)
-      .values(
-        marked.map((m) => ({
-          eventId: m.id,
-          field: 'deleted',
-          oldValue: null,
-          newValue: at.toISOString(),
-          executionId,
-          revisedAt: at,
-        })),
-      );
+    await tx.insert(earthquakeRevisions).values(
+      marked.map((m) => ({
+        eventId: m.id,
+        field: 'deleted',
+        oldValue: null,
+        newValue: at.toISOString(),
+        executionId,
+        revisedAt: at,
+      })),
+    );
   }
   return marked.length;
 }

@@ -90,18 +90,16 @@ export async function upsertValues(
       },
     });
   if (revisions.length > 0) {
-    await tx
-      .insert(indicatorValueRevisions)
-      .values(
-        revisions.map((r) => ({
-          indicatorId,
-          countryId,
-          ...r,
-          lastUpdated,
-          executionId: lastExecutionId,
-          changedAt: lastSeenAt,
-        })),
-      );
+    await tx.insert(indicatorValueRevisions).values(
+      revisions.map((r) => ({
+        indicatorId,
+        countryId,
+        ...r,
+        lastUpdated,
+        executionId: lastExecutionId,
+        changedAt: lastSeenAt,
+      })),
+    );
   }
   return rows.length - stored.length + revisions.length;
 }

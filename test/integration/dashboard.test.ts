@@ -101,16 +101,14 @@ describe('dashboard: status page and Bull Board', () => {
 
   /** What the service would not produce by itself in a test: a failed window, roll-ups, budgets, backfills. */
   async function seed(): Promise<void> {
-    await db.db
-      .insert(backfills)
-      .values({
-        id: 'bf-paused',
-        operation: 'earthquake',
-        description: 'earthquakes 2024 m2.5',
-        streamKeys: ['earthquake:all'],
-        control: 'paused',
-        maxBilledCalls: 100,
-      });
+    await db.db.insert(backfills).values({
+      id: 'bf-paused',
+      operation: 'earthquake',
+      description: 'earthquakes 2024 m2.5',
+      streamKeys: ['earthquake:all'],
+      control: 'paused',
+      maxBilledCalls: 100,
+    });
     await db.db.insert(ingestPartitions).values({
       streamKey: 'earthquake:all',
       partitionKey: 'dash-failed',
@@ -130,18 +128,16 @@ describe('dashboard: status page and Bull Board', () => {
         { scope: 'day', day: day(Date.now()), calls: 7 },
       ])
       .onConflictDoUpdate({ target: [budgetCounters.scope, budgetCounters.day], set: { calls: sql`excluded.calls` } });
-    await db.db
-      .insert(gatewayCostRollup)
-      .values({
-        day: day(NOW - 10 * DAY_MS),
-        operation: 'earthquake',
-        streamKey: 'earthquake:all',
-        calls: 45,
-        billedCalls: 40,
-        billedUnknown: 0,
-        units: 1234,
-        failuresByKind: {},
-      });
+    await db.db.insert(gatewayCostRollup).values({
+      day: day(NOW - 10 * DAY_MS),
+      operation: 'earthquake',
+      streamKey: 'earthquake:all',
+      calls: 45,
+      billedCalls: 40,
+      billedUnknown: 0,
+      units: 1234,
+      failuresByKind: {},
+    });
   }
 
   beforeAll(async () => {
