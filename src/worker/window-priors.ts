@@ -6,6 +6,7 @@
 import { streamProofs } from '../db/coverage.js';
 import type { Db } from '../db/connection.js';
 import { storedEventTimes } from '../db/earthquake-events.js';
+import { countEvents } from '../db/queries/plan.js';
 import { covers, type Proof } from '../domain/proofs.js';
 import { DAY_MS, SECOND_MS } from '../domain/time.js';
 import type { Rate, WindowKnowledge } from '../planning/truncation/index.js';
@@ -38,7 +39,7 @@ export async function windowPriors(db: Db, job: EarthquakeWindowJob): Promise<Pr
     [start - NEIGHBOUR_MS, start],
   ] as const) {
     if (!covered(proofs, lo, hi)) continue;
-    const count = (await storedEventTimes(db, job.filters, lo, hi)).length;
+    const [count = 0] = await countEvents(db, job.filters, [{ startMs: lo, endMs: hi }]);
     if (count >= MIN_NEIGHBOUR_EVENTS) return { rate: neighbourRate(count, hi - lo) };
   }
   return {};

@@ -15,6 +15,7 @@ import { circleCuts, sphereCover } from './circles.js';
 import {
   mergeEvents,
   queryableRegions,
+  type Answer,
   type Direction,
   type Frontier,
   type OrderPreference,
@@ -280,8 +281,6 @@ function onWalk(w: Work, task: WalkTask, events: Answer['events'], saturated: bo
   if (step.next) w.tasks.push(step.next);
   if (step.crowded) crowded(w, step.crowded);
 }
-
-type Answer = import('./frontier.js').Answer;
 
 /**
  * Advances the window with the answer to the task `key` (default: the first, `nextQuery`). An

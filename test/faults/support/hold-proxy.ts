@@ -23,7 +23,7 @@ export interface HoldProxy {
 
 const FORWARDED_HEADERS = ['authorization', 'x-api-key', 'content-type', 'accept'];
 
-function readAll(req: IncomingMessage): Promise<Buffer> {
+export function readAll(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -37,7 +37,7 @@ function executionIdIn(text: string): string | null {
   return /"execution"\s*:\s*\{[^{}]*?"id"\s*:\s*"([^"]+)"/.exec(text)?.[1] ?? null;
 }
 
-function forwardedHeaders(req: IncomingMessage): Record<string, string> {
+export function forwardedHeaders(req: IncomingMessage): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const name of FORWARDED_HEADERS) {
     const v = req.headers[name];

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { forwardedHeaders, readAll } from '../../faults/support/hold-proxy.js';
 
 export interface HoldProxy {
   url: string;
@@ -12,27 +13,11 @@ export interface HoldProxy {
   close(): Promise<void>;
 }
 
-const FORWARDED_HEADERS = ['authorization', 'x-api-key', 'content-type', 'accept'];
-
-function readAll(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
-
 async function relay(target: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const body = await readAll(req);
-  const headers: Record<string, string> = {};
-  for (const name of FORWARDED_HEADERS) {
-    const v = req.headers[name];
-    if (typeof v === 'string') headers[name] = v;
-  }
   const answer = await fetch(`${target}${req.url ?? '/'}`, {
     method: req.method ?? 'POST',
-    headers,
+    headers: forwardedHeaders(req),
     body: body.length > 0 ? body : undefined,
   });
   const text = await answer.text();
