@@ -74,8 +74,11 @@ function watchSilence(
   socket.once('close', () => sockets.delete(socket));
   socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
   socket.setTimeout(silenceMs, () => {
-    if (checkedOut.has(client))
-      socket.destroy(silenceError(`PostgreSQL connection silent for ${silenceMs} ms: destroyed`));
+    if (!checkedOut.has(client)) return;
+    socket.destroy(silenceError(`PostgreSQL connection silent for ${silenceMs} ms: destroyed`));
+    // The path that went silent is likely the path of the pool's idle connections too: a retry
+    // handed one of them would wait out the silence again. They are dropped; new ones are opened.
+    for (const [other, c] of sockets) if (!checkedOut.has(c)) other.destroy();
   });
 }
 
