@@ -9,20 +9,25 @@ ARG NODE_IMAGE=node:22-bookworm-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/emulator/package.json ./packages/emulator/
 # `prepare` would build before the sources are here; the build runs explicitly below.
 RUN npm ci --ignore-scripts --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
+COPY tsconfig.base.json tsconfig.json tsconfig.build.json ./
+COPY packages/emulator/tsconfig.json ./packages/emulator/
+COPY packages/emulator/src ./packages/emulator/src
 COPY src ./src
 RUN npm run build
 
-# ---- deps: production dependencies only (none needs an install script) -----------------------
+# ---- deps: production dependencies only (none needs an install script; the emulator, a dev ----
+# dependency, is left out)
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/emulator/package.json ./packages/emulator/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
 
-# ---- runtime: no compiler, no dev dependencies, not root --------------------------------------
-FROM ${NODE_IMAGE}
+# ---- runtime: no compiler, no dev dependencies, no emulator, not root --------------------------
+FROM ${NODE_IMAGE} AS runtime
 # A worker keeps 35 to 40 MB live; without limits V8 lets garbage grow the heap past 200 MB before
 # collecting it on a large host. These keep a worker under 150 MB (BENCHMARKS.md) at about 5% more CPU.
 # Override with `-e NODE_OPTIONS=...`; never below 96 MB of old space (it thrashes).
@@ -35,8 +40,6 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY bin ./bin
 COPY migrations ./migrations
-# The emulator command serves these bundled catalogs (demos, smoke tests).
-COPY data ./data
 COPY jobs.yaml ./jobs.yaml
 USER node
 EXPOSE 9464
@@ -44,3 +47,17 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.HTTP_PORT || 9464}/healthz`).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["node", "bin/gateway-ingest.js"]
 CMD ["start", "--config", "/app/jobs.yaml"]
+
+# ---- demo: the runtime plus the gateway emulator and its bundled catalogs ----------------------
+#   docker build --target demo -t gateway-ingest:demo .   (the compose "demo" profile builds this)
+FROM runtime AS demo
+COPY --from=build /app/node_modules/csv-parse ./node_modules/csv-parse
+COPY --from=build /app/packages/emulator/package.json ./packages/emulator/
+COPY --from=build /app/packages/emulator/dist ./packages/emulator/dist
+COPY packages/emulator/data ./packages/emulator/data
+USER root
+RUN mkdir -p node_modules/@gateway-ingest && ln -s ../../packages/emulator node_modules/@gateway-ingest/emulator
+USER node
+
+# ---- the default target: the production image ---------------------------------------------------
+FROM runtime AS production

@@ -1,8 +1,10 @@
 import { defineConfig } from 'vitest/config';
+import { resolve } from './vitest.shared.js';
 
 export default defineConfig({
+  resolve,
   test: {
-    include: ['test/**/*.test.ts'],
+    include: ['test/**/*.test.ts', 'packages/*/test/**/*.test.ts'],
     exclude: ['test/faults/**', 'test/upgrade/**', 'node_modules/**'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 120_000,

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { resolve } from './vitest.shared.js';
 import LongOutageFirst from './test/faults/support/sequencer.js';
 
 /**
@@ -6,6 +7,7 @@ import LongOutageFirst from './test/faults/support/sequencer.js';
  * files at a time: the long PostgreSQL outage (mostly waiting) beside the others, run one by one.
  */
 export default defineConfig({
+  resolve,
   test: {
     include: ['test/faults/**/*.test.ts'],
     globalSetup: ['test/support/build.ts'],

@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { resolve } from './vitest.shared.js';
 
 /**
  * The upgrade suite (`npm run test:upgrade`): the previous release, cloned and installed into the
@@ -6,6 +7,7 @@ import { defineConfig } from 'vitest/config';
  * its variants run one after the other, each with its own database and queue prefix.
  */
 export default defineConfig({
+  resolve,
   test: {
     include: ['test/upgrade/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],

@@ -78,11 +78,6 @@ export class GaveUpError extends Error {
   override readonly name = 'GaveUpError';
 }
 
-/** A bundled or given data file of the emulator does not parse. */
-export class EmulatorDataError extends Error {
-  override readonly name = 'EmulatorDataError';
-}
-
 /**
  * A billed-call budget is used up, so no call was started: the job waits, it has not failed.
  * `scope` says which cap: `day` (BILLED_CALLS_PER_DAY, until the next UTC midnight) or `backfill`

@@ -1,5 +1,5 @@
 import { CommanderError } from 'commander';
-import { EmulatorDataError, ServiceUnavailableError, UsageError } from '../errors.js';
+import { ServiceUnavailableError, UsageError } from '../errors.js';
 
 /** Exit codes of every command: 0 success, 1 some work failed, 2 bad usage or invalid input. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -15,7 +15,7 @@ export function exitFor(e: unknown): { code: ExitCode; message: string | null } 
   // Help asked for (--help, `help`) is 0; help shown because no command was given is bad usage.
   if (e instanceof CommanderError)
     return { code: HELP_CODES.has(e.code) && e.exitCode === 0 ? EXIT.ok : EXIT.usage, message: null };
-  if (e instanceof UsageError || e instanceof EmulatorDataError) return { code: EXIT.usage, message: e.message };
+  if (e instanceof UsageError) return { code: EXIT.usage, message: e.message };
   if (e instanceof ServiceUnavailableError) return { code: EXIT.failed, message: e.message };
   return { code: EXIT.failed, message: e instanceof Error ? (e.stack ?? e.message) : String(e) };
 }

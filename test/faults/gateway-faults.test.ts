@@ -4,7 +4,7 @@
  * several seeds. One `backfill earthquakes --wait --inline` must complete each, with no re-run.
  */
 import { describe, expect, it } from 'vitest';
-import { FAULT_KINDS, type EmulatorCall, type EventOrder, type FaultRule } from '../../src/emulator/index.js';
+import { FAULT_KINDS, type EmulatorCall, type EventOrder, type FaultRule } from '@gateway-ingest/emulator';
 import { limit } from './support/host.js';
 import { openScenario, suiteFixture } from './support/scenario.js';
 import { verdict } from './support/verdict.js';

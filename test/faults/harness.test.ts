@@ -3,7 +3,7 @@
  * nothing, so each kind of wrong audit, lost event and double payment must be caught here first.
  */
 import { describe, expect, it } from 'vitest';
-import type { EmulatorCall } from '../../src/emulator/index.js';
+import type { EmulatorCall } from '@gateway-ingest/emulator';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { reconcile, type AuditRow } from './support/audit-reconcile.js';
 import { caughtBy } from './support/disruptions.js';

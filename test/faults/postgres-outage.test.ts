@@ -5,7 +5,7 @@
  * one is mostly waiting.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadUsgsFile } from '../../src/emulator/index.js';
+import { loadUsgsFile } from '@gateway-ingest/emulator';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { MONTH_FILE } from './support/data.js';
 import type { Disruption } from './support/disruptions.js';

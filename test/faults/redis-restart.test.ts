@@ -5,7 +5,7 @@
  * that were finished.
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadUsgsFile, type EmulatorCall } from '../../src/emulator/index.js';
+import { loadUsgsFile, type EmulatorCall } from '@gateway-ingest/emulator';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { MONTH_FILE } from './support/data.js';
 import { pollUntil } from './support/host.js';

@@ -7,7 +7,7 @@
  * several calls out at once), so a single kill can cost several.
  */
 import { describe, expect, it } from 'vitest';
-import { createRng, type Rng } from '../../src/emulator/rng.js';
+import { createRng, type Rng } from '@gateway-ingest/emulator';
 import type { CliProcess } from '../support/run-cli.js';
 import { sleep } from './support/host.js';
 import { openScenario, type Scenario, suiteFixture } from './support/scenario.js';

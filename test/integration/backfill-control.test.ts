@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { asc, isNull, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
-import { loadUsgsFile, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { loadUsgsFile, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { BackfillCancelledError, UsageError } from '../../src/errors.js';
 import { UndiciGateway } from '../../src/gateway/client.js';
 import { setBackfillControl } from '../../src/db/backfills.js';
@@ -20,7 +20,7 @@ import {
 } from '../../src/ingest/backfills.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
 import { reconcileQueues } from '../../src/ingest/reconcile.js';
-import { dataFolder } from '../../src/paths.js';
+import { dataFolder } from '@gateway-ingest/emulator';
 import { asStored, storedEvents } from '../support/events.js';
 import { createTestDatabase, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { startPipeline, type Pipeline } from '../support/pipeline.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { OPERATIONS } from '../../src/domain/spec.js';
 import { packageRoot } from '../../src/paths.js';
 import { createTestDatabase, redisUrl, uniquePrefix, type TestDatabase } from '../support/isolation.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { UndiciGateway } from '../../src/gateway/client.js';
 import { createTestDatabase, redisUrl, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { spawnCli } from '../support/run-cli.js';

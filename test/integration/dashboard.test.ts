@@ -6,8 +6,9 @@ import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backfills, budgetCounters, gatewayCostRollup, ingestPartitions } from '../../src/db/schema.js';
 import { DAY_MS } from '../../src/domain/time.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { dataFolder, packageRoot } from '../../src/paths.js';
+import { startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
+import { dataFolder } from '@gateway-ingest/emulator';
+import { packageRoot } from '../../src/paths.js';
 import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import {
   dropPrefix,

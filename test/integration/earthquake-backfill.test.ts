@@ -1,9 +1,9 @@
 import { asc, count, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earthquakeEvents, gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
-import { loadUsgsFile, startEmulator, type EventOrder, type RunningEmulator } from '../../src/emulator/index.js';
+import { loadUsgsFile, startEmulator, type EventOrder, type RunningEmulator } from '@gateway-ingest/emulator';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
-import { dataFolder } from '../../src/paths.js';
+import { dataFolder } from '@gateway-ingest/emulator';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { asStored, storedEvents } from '../support/events.js';
 import { createTestDatabase, type TestDatabase } from '../support/isolation.js';

@@ -1,9 +1,9 @@
 import { asc, count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earthquakeEvents, gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
-import { loadUsgsFile, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { loadUsgsFile, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
-import { dataFolder } from '../../src/paths.js';
+import { dataFolder } from '@gateway-ingest/emulator';
 import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
 import { startPipeline, type Pipeline } from '../support/pipeline.js';
 

@@ -7,10 +7,10 @@ import {
   swarmEvents,
   type EmulatorOptions,
   type RunningEmulator,
-} from '../../src/emulator/index.js';
+} from '@gateway-ingest/emulator';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
-import { dataFolder } from '../../src/paths.js';
+import { dataFolder } from '@gateway-ingest/emulator';
 import { asStored, storedEvents } from '../support/events.js';
 import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
 import { startPipeline, type Pipeline } from '../support/pipeline.js';

@@ -1,11 +1,11 @@
 import { and, eq, inArray, isNotNull } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earthquakeEvents, earthquakeRevisions, gatewayExecutions } from '../../src/db/schema.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import type { EarthquakeFilters } from '../../src/domain/filters.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
-import { dataFolder } from '../../src/paths.js';
+import { dataFolder } from '@gateway-ingest/emulator';
 import { asStored, storedEvents } from '../support/events.js';
 import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
 import { startPipeline, type Pipeline } from '../support/pipeline.js';

@@ -6,7 +6,7 @@ import {
   indicatorResultSchema,
   type EarthquakeEvent,
 } from '../../src/gateway/schemas.js';
-import { bundledDataPaths, loadUsgsFiles, startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { bundledDataPaths, loadUsgsFiles, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { OPERATIONS } from '../../src/domain/spec.js';
 
 const KEY = 'test-key-7f3a';

@@ -13,9 +13,9 @@ import {
   startEmulator,
   type IndicatorDataset,
   type RunningEmulator,
-} from '../../src/emulator/index.js';
+} from '@gateway-ingest/emulator';
 import { enqueueIndicatorBackfill } from '../../src/ingest/enqueue-backfill.js';
-import { dataFolder } from '../../src/paths.js';
+import { dataFolder } from '@gateway-ingest/emulator';
 import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
 import { startPipeline, type Pipeline } from '../support/pipeline.js';
 import { UsageError, GatewayError } from '../../src/errors.js';

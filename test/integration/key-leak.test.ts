@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { dataFolder } from '../../src/paths.js';
+import { startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
+import { dataFolder } from '@gateway-ingest/emulator';
 import { createTestDatabase, redisUrl, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { spawnCli } from '../support/run-cli.js';
 

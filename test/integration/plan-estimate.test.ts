@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundledDataPaths, startEmulator, type EventOrder, type RunningEmulator } from '../../src/emulator/index.js';
+import { bundledDataPaths, startEmulator, type EventOrder, type RunningEmulator } from '@gateway-ingest/emulator';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
 import { createTestDatabase, redisUrl, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { startPipeline } from '../support/pipeline.js';

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { coverageProofs, earthquakeEvents, ingestPartitions } from '../../src/db/schema.js';
-import { startEmulator } from '../../src/emulator/index.js';
+import { startEmulator } from '@gateway-ingest/emulator';
 import type { TestDatabase } from '../support/isolation.js';
 import { quake, randomKey, startServiceFixture, waitFor, type ServiceFixture } from '../support/service.js';
 

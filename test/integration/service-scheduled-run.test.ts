@@ -1,8 +1,8 @@
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earthquakeEvents, gatewayExecutions, indicatorValues } from '../../src/db/schema.js';
-import { startEmulator } from '../../src/emulator/index.js';
-import { dataFolder } from '../../src/paths.js';
+import { startEmulator } from '@gateway-ingest/emulator';
+import { dataFolder } from '@gateway-ingest/emulator';
 import type { TestDatabase } from '../support/isolation.js';
 import { spawnCli } from '../support/run-cli.js';
 import {

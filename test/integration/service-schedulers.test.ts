@@ -1,8 +1,8 @@
 import type { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseJobsFile } from '../../src/config/jobs-file.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
-import { dataFolder } from '../../src/paths.js';
+import { startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
+import { dataFolder } from '@gateway-ingest/emulator';
 import { desiredSchedulers, syncSchedulers } from '../../src/service/schedulers.js';
 import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { ensureStopped, spawnCli, type CliProcess } from '../support/run-cli.js';

@@ -1,7 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { earthquakeEvents, gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { startGatewayProxy, type GatewayProxy } from '../support/gateway-proxy.js';
 import { ensureStopped, spawnCli, type CliProcess } from '../support/run-cli.js';

@@ -5,8 +5,8 @@
  * it may treat either end as exclusive, ignore fractional seconds, report times in whole seconds
  * and cap answers below max_results.
  */
-import { createRng, deriveRng, type Rng } from '../../src/emulator/rng.js';
-import { selectByOrder, type KeepOrder, type SelectionAccessors } from '../../src/emulator/selection.js';
+import { createRng, deriveRng, type Rng } from '@gateway-ingest/emulator';
+import { selectByOrder, type KeepOrder, type SelectionAccessors } from '@gateway-ingest/emulator';
 import {
   advance,
   initialFrontier,

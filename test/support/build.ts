@@ -5,6 +5,7 @@ import { packageRoot } from '../../src/paths.js';
 
 /** The compiled entry point the tests spawn, as an operator runs it (`bin/gateway-ingest.js` loads it). */
 export const BUILT_MAIN = join(packageRoot, 'dist/cli/main.js');
+const EMULATOR = join(packageRoot, 'packages/emulator');
 
 function newestMtimeMs(dir: string): number {
   let newest = 0;
@@ -15,23 +16,30 @@ function newestMtimeMs(dir: string): number {
   return newest;
 }
 
+function builtMs(file: string): number {
+  try {
+    return statSync(file).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+function tsc(project: string): void {
+  const compiler = join(packageRoot, 'node_modules/typescript/bin/tsc');
+  execFileSync(process.execPath, [compiler, '-p', project], { cwd: packageRoot, stdio: 'inherit' });
+}
+
 /**
- * Builds dist/ when any source is newer than it, so that tests run against the code in the tree
- * even when vitest is started directly. Spawning the compiled CLI costs about half the CPU of
- * running it from source through tsx, and the suites spawn it hundreds of times.
+ * Builds dist/ (and the emulator package's, which the spawned CLI imports) when any source is newer,
+ * so that tests run against the code in the tree even when vitest is started directly. Spawning the
+ * compiled CLI costs about half the CPU of running it from source through tsx, and the suites spawn
+ * it hundreds of times.
  */
 export function ensureBuilt(): void {
-  let builtMs = 0;
-  try {
-    builtMs = statSync(BUILT_MAIN).mtimeMs;
-  } catch {
-    // Not built yet.
+  if (builtMs(join(EMULATOR, 'dist/index.js')) <= newestMtimeMs(join(EMULATOR, 'src'))) {
+    tsc(join(EMULATOR, 'tsconfig.json'));
   }
-  if (builtMs > newestMtimeMs(join(packageRoot, 'src'))) return;
-  execFileSync(process.execPath, [join(packageRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], {
-    cwd: packageRoot,
-    stdio: 'inherit',
-  });
+  if (builtMs(BUILT_MAIN) <= newestMtimeMs(join(packageRoot, 'src'))) tsc('tsconfig.build.json');
 }
 
 /** vitest globalSetup of the fault suite. */

@@ -5,7 +5,7 @@ import { waitForPartitions, type PartitionRef, type WaitProgress } from '../../s
 import { silentLog } from '../../src/log.js';
 import { closeQueue, openQueue } from '../../src/queue/queues.js';
 import { startWorkers, type RunningWorkers } from '../../src/worker/run-workers.js';
-import type { RunningEmulator } from '../../src/emulator/index.js';
+import type { RunningEmulator } from '@gateway-ingest/emulator';
 import type { TestDatabase } from './isolation.js';
 import { redisUrl, uniquePrefix } from './isolation.js';
 

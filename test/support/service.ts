@@ -11,7 +11,7 @@ import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { TICK_QUEUE } from '../../src/service/schedulers.js';
 import { closeQueue } from '../../src/queue/queues.js';
 import { startService, type RunningService, type ServiceOptions } from '../../src/service/service.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { createTestDatabase, redisUrl, trustGatewayCap, uniquePrefix, type TestDatabase } from './isolation.js';
 
 export const randomKey = (): string => `test-key-${randomBytes(8).toString('hex')}`;

@@ -63,7 +63,6 @@ describe('architecture', () => {
       planning: 1,
       db: 2,
       queue: 2,
-      emulator: 2,
       worker: 3,
       ingest: 4,
       service: 5,
@@ -94,5 +93,11 @@ describe('architecture', () => {
   it('no product code reads test/', () => {
     const readers = sources.filter((f) => /['"`][^'"`]*\btest\/(fixtures|support)/.test(f.text));
     expect(readers.map((f) => f.path)).toEqual([]);
+  });
+
+  it('src/ holds the pipeline only: the emulator package is loaded in one place, the benchmark is not here', () => {
+    const loaders = sources.filter((f) => f.text.includes('@gateway-ingest/emulator')).map((f) => f.path);
+    expect(loaders).toEqual(['cli/emulator-package.ts']);
+    expect(sources.map((f) => f.path).filter((p) => /emulator\/|bench/.test(p))).toEqual([]);
   });
 });

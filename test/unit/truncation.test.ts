@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { haversineKm } from '../../src/domain/geo.js';
-import { createRng } from '../../src/emulator/rng.js';
+import { createRng } from '@gateway-ingest/emulator';
 import { circleCuts, sphereCover } from '../../src/planning/truncation/circles.js';
 import { readFileSync } from 'node:fs';
-import { loadUsgsCsv } from '../../src/emulator/usgs-catalog.js';
+import { loadUsgsCsv } from '@gateway-ingest/emulator';
 import {
   advance,
   frontierSchema,
@@ -12,7 +12,7 @@ import {
   nextQuery,
   windowRegion,
 } from '../../src/planning/truncation/index.js';
-import { dataFolder } from '../../src/paths.js';
+import { dataFolder } from '@gateway-ingest/emulator';
 import {
   freshKnowledge,
   lostIn,

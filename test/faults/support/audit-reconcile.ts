@@ -1,5 +1,5 @@
 import type { gatewayExecutions } from '../../../src/db/schema.js';
-import type { EmulatorCall } from '../../../src/emulator/index.js';
+import type { EmulatorCall } from '@gateway-ingest/emulator';
 
 export type AuditRow = typeof gatewayExecutions.$inferSelect;
 

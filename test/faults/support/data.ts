@@ -1,4 +1,4 @@
-import { dataFolder } from '../../../src/paths.js';
+import { dataFolder } from '@gateway-ingest/emulator';
 
 /** The real month every scenario backfills: 9,366 USGS events, 2025-05-06 .. 2025-06-05. */
 export const MONTH_FILE = `${dataFolder}usgs/all_month_2025-05-06_2025-06-05.csv`;

@@ -1,4 +1,4 @@
-import type { EmulatorCall } from '../../../src/emulator/index.js';
+import type { EmulatorCall } from '@gateway-ingest/emulator';
 import { canonicalBody } from './audit-reconcile.js';
 
 export interface Repeat {

@@ -14,7 +14,7 @@ import {
   type EventOrder,
   type FaultRule,
   type RunningEmulator,
-} from '../../../src/emulator/index.js';
+} from '@gateway-ingest/emulator';
 import type { EarthquakeEvent } from '../../../src/gateway/schemas.js';
 import { closeQueue, QUEUE_NAMES } from '../../../src/queue/queues.js';
 import { ensureStopped, spawnCli, type CliProcess } from '../../support/run-cli.js';

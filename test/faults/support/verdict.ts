@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { asc, eq } from 'drizzle-orm';
 import { gatewayExecutions } from '../../../src/db/schema.js';
-import type { EmulatorCall } from '../../../src/emulator/index.js';
+import type { EmulatorCall } from '@gateway-ingest/emulator';
 import type { EarthquakeEvent } from '../../../src/gateway/schemas.js';
 import {
   gotNoAnswer,
