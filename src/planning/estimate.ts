@@ -5,8 +5,8 @@
  * A window of n events costs at least its ideal, max(1, ceil(n / 200)) billed calls: one answer
  * holds at most 200 events, and an empty window still takes one call. A window under the cap costs
  * exactly one call (an answer smaller than the cap proves itself complete); a fuller one costs its
- * ideal times an *order factor*: the follow-ups the gateway's truncation order forces (README
- * "Nothing lost": about 1.4 newest-first, up to 2 for other orders). The factor is measured
+ * ideal times an *order factor*: the follow-ups the gateway's truncation order forces
+ * (docs/design.md, "Cost": about 1.4 newest-first, up to 2 for other orders). The factor is measured
  * on done windows of the same or a wider stream when there are any.
  */
 import { LIMITS, yearSpan } from '../domain/spec.js';
@@ -30,7 +30,7 @@ export interface OrderFactor {
 
 /** Without measurements: a little above newest-first, and the bound for any order as the high end. */
 export const DEFAULT_ORDER_FACTOR: OrderFactor = { expected: 1.15, high: 2.5, measuredWindows: 0 };
-/** The bound README "Cost" asserts for every order the pipeline is sound against. */
+/** The bound docs/design.md "Cost" asserts for every order the pipeline is sound against. */
 export const ANY_ORDER_FACTOR = 2.5;
 /** Fewer full windows than this measure too little to narrow the high end. */
 const MIN_MEASURED_WINDOWS = 3;

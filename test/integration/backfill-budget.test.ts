@@ -270,7 +270,7 @@ describe('--max-billed-calls across two worker processes', () => {
     expect(audit.every((a) => a.backfillId === id)).toBe(true);
     const billed = billedByGateway(emulator);
     expect(await billedInAudit(db)).toBe(billed);
-    // The same bound as an uninterrupted backfill of this month (README "Nothing lost"): the pause cost nothing.
+    // The same bound as an uninterrupted backfill of this month (docs/design.md "Cost"): the pause cost nothing.
     expect(billed).toBeLessThanOrEqual(Math.ceil(1.6 * 47));
     const [counter] = await db.db
       .select()

@@ -39,7 +39,7 @@ const REQUEST = {
   toMs: Date.parse(TO),
 };
 /**
- * README "Nothing lost": an uninterrupted newest-first first read of this month bills about 1.47 x its ideal (47, 69
+ * docs/design.md "Cost": an uninterrupted newest-first first read of this month bills about 1.47 x its ideal (47, 69
  * calls); a stop at a call boundary must add nothing beyond that bound.
  */
 const BILLED_BOUND = Math.ceil(1.6 * 47);

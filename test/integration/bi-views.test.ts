@@ -10,7 +10,7 @@ import { createTestDatabase, uniqueName, type TestDatabase } from '../support/is
 import { startPipeline, type Pipeline } from '../support/pipeline.js';
 
 /**
- * The BI views and the gateway_ingest_reader role (migration 0003, README "Data for BI"): real
+ * The BI views and the gateway_ingest_reader role (migration 0003, docs/bi-and-sql.md "Data for BI"): real
  * data through the emulator, plus the rows the emulator does not produce (a deleted event, a
  * revision, a billed-unknown call, roll-up rows, a partial window), read as a BI user.
  */
@@ -26,9 +26,9 @@ const EQ_NAME = 'bi-global';
 const POP_US = 'indicator:SP.POP.TOTL:US';
 const ROLLED_DAY = '2025-01-15';
 
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const README = fileURLToPath(new URL('../../docs/bi-and-sql.md', import.meta.url));
 
-/** The README's example queries, verbatim (whitespace aside): the test runs each as a BI user. */
+/** The example queries of docs/bi-and-sql.md, verbatim (whitespace aside): the test runs each as a BI user. */
 const Q = {
   perDay: `select date_trunc('day', time) as day, count(*) as events, max(magnitude) as max_magnitude
 from earthquakes group by 1 order by 1;`,
@@ -50,7 +50,7 @@ from ingest_coverage where kind = 'gap' order by stream_key, from_time, from_yea
 
 const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
 
-/** The SQL statements of the README section "Data for BI" (comments dropped). */
+/** The SQL statements of the section "Data for BI" of docs/bi-and-sql.md (comments dropped). */
 function readmeStatements(): string[] {
   const text = readFileSync(README, 'utf8');
   const start = text.indexOf('\n## Data for BI\n');
@@ -239,7 +239,7 @@ describe('BI views read through gateway_ingest_reader', () => {
     await db?.drop();
   });
 
-  it('the README section holds exactly the example queries this test runs', () => {
+  it('the docs section holds exactly the example queries this test runs', () => {
     expect(readmeStatements().sort()).toEqual(Object.values(Q).map(norm).sort());
   });
 
@@ -254,7 +254,7 @@ describe('BI views read through gateway_ingest_reader', () => {
     );
     const total = perDay.reduce((n, d) => n + Number(d.events), 0);
     const [stored] = await asAdmin<{ n: number }>(`select count(*)::int as n from earthquake_events`);
-    // Events up to a second outside a window are stored too (README "Nothing lost").
+    // Events up to a second outside a window are stored too (docs/design.md, widened boundaries).
     expect(stored!.n).toBeGreaterThanOrEqual(expected.size);
     expect(total).toBe(stored!.n - 1);
     expect(perDay.map((d) => d.day.toISOString().slice(0, 10))).toEqual(
@@ -426,7 +426,7 @@ describe('BI views read through gateway_ingest_reader', () => {
     const today = new Date().toISOString().slice(0, 10);
     expect(daily.find((d) => d.day === today && d.stream_key === EQ_STREAM)!.billed_unknown).toBe(1);
 
-    // The README's monthly totals: the audit (less the rolled-up key) plus the roll-up.
+    // The monthly totals of the docs example: the audit (less the rolled-up key) plus the roll-up.
     const months = await asReader<{
       month: Date;
       operation: string;

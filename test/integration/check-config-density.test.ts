@@ -11,7 +11,7 @@ import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
 import { spawnCli } from '../support/run-cli.js';
 
 /**
- * check-config's densities (README "jobs.yaml", Projected billed calls) from events stored in a
+ * check-config's densities (docs/jobs-yaml.md, "Projected billed calls") from events stored in a
  * migrated database: the filters of each stream, deleted events left out, the last 30 days with data.
  */
 

@@ -64,7 +64,7 @@ describe.each(['newest', 'oldest', 'random'] as const)(
       expect(await storedEvents(db)).toEqual(asStored(catalog));
 
       const billed = emulator.calls.filter((c) => c.billed).length;
-      // The ideal: per window, max(1, ceil(n / 200)) calls (README "Nothing lost").
+      // The ideal: per window, max(1, ceil(n / 200)) calls (docs/design.md "Cost").
       const parts = await db.db.select().from(ingestPartitions);
       const ideal = parts.reduce((sum, w) => {
         const n = catalog.filter(

@@ -19,7 +19,7 @@ import { startPipeline, type Pipeline } from '../support/pipeline.js';
  * The real month backfilled through the real pipeline (queue, workers, gateway client, Postgres)
  * against gateways that behave as differently as the spec allows. In every case: the table holds
  * exactly the catalog, the audit holds exactly the calls the gateway answered, and the billed
- * calls stay within the bound measured for that gateway (README "Nothing lost", Cost).
+ * calls stay within the bound measured for that gateway (docs/design.md, "Cost").
  */
 const MONTH = `${dataFolder}usgs/all_month_2025-05-06_2025-06-05.csv`;
 const KEY = 'test-key-gateways';

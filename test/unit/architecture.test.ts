@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/paths.js';
 
 /**
- * The layering README's "Architecture" section promises, checked on the import statements of
+ * The layering CONTRIBUTING.md's "Architecture" section promises, checked on the import statements of
  * src/: dependencies point one way, down to domain/, with errors.ts a leaf.
  */
 const SRC = join(packageRoot, 'src');

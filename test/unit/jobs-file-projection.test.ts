@@ -12,7 +12,7 @@ import {
 } from '../../src/config/jobs-file.js';
 import { cronRunsBetween } from '../../src/config/jobs-file/projection.js';
 
-/** check-config's projection of billed calls per day (README "jobs.yaml", Projected billed calls). */
+/** check-config's projection of billed calls per day (docs/jobs-yaml.md, "Projected billed calls"). */
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;

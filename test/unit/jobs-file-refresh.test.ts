@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { REFRESH_LIMITS } from '../../src/config/jobs-file.js';
 import { eq, parse, problems } from '../support/jobs-yaml.js';
 
-/** Tiered refresh of earthquake streams (`refresh:` in jobs.yaml, README "jobs.yaml"). */
+/** Tiered refresh of earthquake streams (`refresh:` in jobs.yaml, docs/jobs-yaml.md). */
 
 const HOUR = 3_600_000;
 const DAY = 86_400_000;

@@ -517,14 +517,14 @@ describe('loadJobsFile', () => {
     const error: unknown = await loadJobsFile(path, now).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(JobsFileError);
     expect((error as JobsFileError).message).toBe(
-      `${path}: jobs file not found: create it (see "jobs.yaml" in README.md) or pass --config PATH`,
+      `${path}: jobs file not found: create it (see docs/jobs-yaml.md) or pass --config PATH`,
     );
     expect((error as JobsFileError).problems).toEqual([
       {
         file: path,
         line: 0,
         path: '',
-        reason: 'jobs file not found: create it (see "jobs.yaml" in README.md) or pass --config PATH',
+        reason: 'jobs file not found: create it (see docs/jobs-yaml.md) or pass --config PATH',
       },
     ]);
   });

@@ -341,7 +341,7 @@ describe(`upgrade from the previous release (${PREVIOUS_RELEASE}): old and curre
 
   it('every window the old version planned ends done, nothing lost, doubled or billed unaudited', async () => {
     await oldVersionPlans(u);
-    // The README's rolling upgrade: the new version's migrations first, then old and new replicas side by side.
+    // docs/production.md's rolling upgrade: the new version's migrations first, then old and new replicas side by side.
     expectSuccess(await runToEnd(u, 'new', ['migrate']));
     // The old worker first, the current one while it reads: both take windows.
     const oldWorker = start(u, 'old', ['worker'], { env: ONE_JOB });

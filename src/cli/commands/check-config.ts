@@ -60,7 +60,7 @@ export function checkConfigCommand(io: CheckConfigIo = {}): Command {
       'after',
       '\nEarthquake projections use the density of the events already stored (DATABASE_URL); without a ' +
         `database answering within ${DENSITY_CONNECT_TIMEOUT_MS / 1000} s they show runs and windows only.\n` +
-        'The format of the jobs file is described in README.md, section "jobs.yaml".',
+        'The format of the jobs file is described in docs/jobs-yaml.md.',
     )
     .action(async (opts: { config: string }) => {
       const now = io.now ?? (() => new Date());

@@ -1,5 +1,5 @@
 /**
- * jobs.yaml: the streams the pipeline ingests (see "jobs.yaml" in README.md).
+ * jobs.yaml: the streams the pipeline ingests (see docs/jobs-yaml.md).
  *
  * The file is parsed ONCE into a resolved, typed value. Every rule of the gateway spec (parts 4 and 8)
  * is applied at load, so a stream that loads can always be planned into valid gateway requests.
@@ -93,7 +93,7 @@ export function parseJobsFile(text: string, file: string, now: () => Date = () =
 /** Why the file could not be read, worded as what to do about it where there is something to do. */
 function unreadableReason(error: unknown): string {
   const code = error instanceof Error && 'code' in error ? String(error.code) : '';
-  if (code === 'ENOENT') return 'jobs file not found: create it (see "jobs.yaml" in README.md) or pass --config PATH';
+  if (code === 'ENOENT') return 'jobs file not found: create it (see docs/jobs-yaml.md) or pass --config PATH';
   if (code === 'EISDIR') return 'is a directory, not a jobs file';
   if (code === 'EACCES') return 'cannot read the jobs file: permission denied';
   return `cannot read the jobs file: ${messageOf(error)}`;

@@ -5,7 +5,7 @@
  *
  * The projection is the ideal a run can reach: a window of n events costs max(1, ceil(n / 200))
  * billed calls when every answer is full. A gateway that truncates in an unknown order costs more
- * (README, "Nothing lost", Cost), so this is a floor for planning a budget, not a bound on the bill.
+ * (docs/design.md, "Cost"), so this is a floor for planning a budget, not a bound on the bill.
  */
 import cronParser, { type CronExpression } from 'cron-parser';
 import { DAY_MS } from '../../domain/time.js';

@@ -1,6 +1,6 @@
 /**
  * Truncation follow-up, pure: from one window's answers, the next queries, until every instant of
- * the window is covered by an answer that proves it complete (see docs "Nothing lost").
+ * the window is covered by an answer that proves it complete (see docs/design.md, "Nothing lost").
  *
  * The rule: a part of the window is complete only when an answer whose query covers it holds
  * fewer events than the gateway's cap (`capFloor`: the largest answer seen). A full answer proves

@@ -44,7 +44,7 @@ async function pong(port: number): Promise<boolean> {
 
 /**
  * A Redis of this test's own on a free port, append-only so that a restart "with its data kept"
- * keeps the queues, and `noeviction` as the README asks of production.
+ * keeps the queues, and `noeviction` as docs/production.md asks of production.
  */
 export async function createRedis(): Promise<PrivateRedis> {
   const root = mkdtempSync(join(tmpdir(), 'gi-faults-redis-'));
