@@ -26,31 +26,49 @@ export function formatRefresh(s: EarthquakeStreamConfig): string {
   return s.refresh.map((t) => `${formatSchedule(t.schedule)} (to ${formatDurationMs(t.withinMs)})`).join(', ');
 }
 
+/** One stream of jobs.yaml and the stream keys it reads: one for an earthquake stream, every country x indicator for an indicator stream. */
+export interface DeclaredStream {
+  name: string;
+  operation: 'earthquake' | 'indicator';
+  streamKeys: string[];
+  declared: Declared;
+}
+
+/** The streams of jobs.yaml in file order, earthquakes first. */
+export function declaredStreamList(file: ResolvedJobsFile, currentYear: number): DeclaredStream[] {
+  const quakes = file.earthquakes.map((s): DeclaredStream => {
+    const range = { unit: 'time' as const, fromMs: s.backfillFrom?.getTime() ?? null };
+    return {
+      name: s.name,
+      operation: 'earthquake',
+      streamKeys: [earthquakeStream({ minMagnitude: s.minMagnitude, circle: s.circle }).streamKey],
+      declared: { name: s.name, schedule: formatRefresh(s), enabled: s.enabled, range },
+    };
+  });
+  const indicators = file.indicators.map((s): DeclaredStream => {
+    const years = resolveYearRange({ fromYear: s.fromYear ?? undefined, toYear: s.toYear ?? undefined, currentYear });
+    const keys = s.indicators.flatMap((indicator) =>
+      s.countries.map((country) => indicatorStream({ indicator, country }).streamKey),
+    );
+    return {
+      name: s.name,
+      operation: 'indicator',
+      streamKeys: [...new Set(keys)],
+      declared: {
+        name: s.name,
+        schedule: formatSchedule(s.schedule),
+        enabled: s.enabled,
+        range: { unit: 'year', from: years.fromYear, to: years.toYear },
+      },
+    };
+  });
+  return [...quakes, ...indicators];
+}
+
 /** Stream key -> what jobs.yaml says about it; the first declaration wins a shared key. */
 export function declaredStreams(file: ResolvedJobsFile, currentYear: number): Map<string, Declared> {
   const out = new Map<string, Declared>();
-  const add = (key: string, d: Declared) => {
-    if (!out.has(key)) out.set(key, d);
-  };
-  for (const s of file.earthquakes) {
-    const range = { unit: 'time' as const, fromMs: s.backfillFrom?.getTime() ?? null };
-    add(earthquakeStream({ minMagnitude: s.minMagnitude, circle: s.circle }).streamKey, {
-      name: s.name,
-      schedule: formatRefresh(s),
-      enabled: s.enabled,
-      range,
-    });
-  }
-  for (const s of file.indicators) {
-    const years = resolveYearRange({ fromYear: s.fromYear ?? undefined, toYear: s.toYear ?? undefined, currentYear });
-    const d: Declared = {
-      name: s.name,
-      schedule: formatSchedule(s.schedule),
-      enabled: s.enabled,
-      range: { unit: 'year', from: years.fromYear, to: years.toYear },
-    };
-    for (const indicator of s.indicators)
-      for (const country of s.countries) add(indicatorStream({ indicator, country }).streamKey, d);
-  }
+  for (const s of declaredStreamList(file, currentYear))
+    for (const key of s.streamKeys) if (!out.has(key)) out.set(key, s.declared);
   return out;
 }

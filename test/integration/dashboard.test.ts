@@ -1,13 +1,19 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eq, sql } from 'drizzle-orm';
+import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
 import { chromium, type BrowserContext } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backfills, budgetCounters, gatewayCostRollup, ingestPartitions } from '../../src/db/schema.js';
-import { DAY_MS } from '../../src/domain/time.js';
-import { startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
-import { dataFolder } from '@gateway-ingest/emulator';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import {
+  backfills,
+  budgetCounters,
+  gatewayCostRollup,
+  gatewayExecutions,
+  ingestPartitions,
+} from '../../src/db/schema.js';
+import { DAY_MS, toRfc3339 } from '../../src/domain/time.js';
+import { dataFolder, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { packageRoot } from '../../src/paths.js';
 import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import {
@@ -28,26 +34,33 @@ if (!HAS_CHROMIUM) console.warn(`dashboard browser tests ${NO_CHROMIUM}`);
 const inBrowser = (name: string) => (HAS_CHROMIUM ? name : `${name} [${NO_CHROMIUM}]`);
 
 const POP = `${dataFolder}worldbank/API_SP.POP.TOTL_DS2_en_csv_v2.csv`;
+const GDP = `${dataFolder}worldbank/API_NY.GDP.MKTP.CD_DS2_en_csv_v2.csv`;
 const TOKEN = 'dashboard-token-for-tests-0123456789';
 const CAP = 50;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const NOW = Date.now();
 const FAILED_ERROR = 'gateway answered 500 <script>alert("x")</script>';
 
-/** A stream's first run is at once; hourly keeps later runs (which re-read and so reset partitions) away. */
-const JOBS = `
-earthquakes:
-  - name: recent
-    every: 1h
-    lookback: 1d
-    backfill_from: ${day(NOW - 5 * DAY_MS)}
-indicators:
-  - name: population
-    indicators: [SP.POP.TOTL]
-    countries: [USA]
-    from_year: 2015
-    every: 1h
-`;
+/**
+ * The repository's own `macro` stream (2 indicators x 5 countries: ten series), its Monday cron
+ * swapped for `every`, whose first run is at once; hourly keeps later runs (which re-read and so
+ * reset partitions) away.
+ */
+function macroOfRepo(): Record<string, unknown> {
+  const file = parseYaml(readFileSync(join(packageRoot, 'jobs.yaml'), 'utf8')) as {
+    indicators: Array<{ name: string }>;
+  };
+  const { schedule: _schedule, ...macro } = file.indicators.find((s) => s.name === 'macro') as Record<string, unknown>;
+  return { ...macro, every: '1h' };
+}
+
+const JOBS = stringifyYaml({
+  earthquakes: [{ name: 'recent', every: '1h', lookback: '1d', backfill_from: day(NOW - 5 * DAY_MS) }],
+  indicators: [macroOfRepo()],
+});
+const MACRO_SERIES = 10;
+const RESOLVED_ERROR = 'gateway answered 500 (a retry overcame it)';
+const RESOLVED_SERIES = 'indicator:SP.POP.TOTL:US';
 
 /** A service whose only stream is disabled: nothing runs, but its board and routes are there. */
 const IDLE_JOBS = `
@@ -99,6 +112,7 @@ describe('dashboard: status page and Bull Board', () => {
   const prefixes = [uniquePrefix(), uniquePrefix()];
   const key = randomKey();
   const event = quake('dash-1', NOW - 3_600_000, 3.4, '5 km S of <b>Gamma</b>');
+  let overcameAt: Date;
 
   /** What the service would not produce by itself in a test: a failed window, roll-ups, budgets, backfills. */
   async function seed(): Promise<void> {
@@ -139,11 +153,52 @@ describe('dashboard: status page and Bull Board', () => {
       units: 1234,
       failuresByKind: {},
     });
+    overcameAt = await seedOvercomeError();
+  }
+
+  /**
+   * A failed call of one macro series just before its first answered call, as a retry that
+   * succeeded leaves it: the error is over, and the first success after it is when.
+   */
+  async function seedOvercomeError(): Promise<Date> {
+    const answered = (partitionKey?: string) =>
+      and(
+        eq(gatewayExecutions.streamKey, RESOLVED_SERIES),
+        partitionKey === undefined ? undefined : eq(gatewayExecutions.partitionKey, partitionKey),
+        isNull(gatewayExecutions.errorKind),
+        isNotNull(gatewayExecutions.finishedAt),
+      );
+    const [call] = await db.db
+      .select()
+      .from(gatewayExecutions)
+      .where(answered())
+      .orderBy(asc(gatewayExecutions.startedAt))
+      .limit(1);
+    const failedAt = new Date(call!.startedAt.getTime() - 1_000);
+    await db.db.insert(gatewayExecutions).values({
+      operation: 'indicator',
+      streamKey: RESOLVED_SERIES,
+      partitionKey: call!.partitionKey,
+      request: call!.request,
+      httpStatus: 500,
+      billed: false,
+      errorKind: 'server',
+      errorDetail: RESOLVED_ERROR,
+      startedAt: failedAt,
+      finishedAt: new Date(failedAt.getTime() + 50),
+    });
+    const [first] = await db.db
+      .select({ finishedAt: gatewayExecutions.finishedAt })
+      .from(gatewayExecutions)
+      .where(answered(call!.partitionKey!))
+      .orderBy(asc(gatewayExecutions.finishedAt))
+      .limit(1);
+    return first!.finishedAt!;
   }
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    emulator = await startEmulator({ key, events: [event], indicatorFiles: [POP] });
+    emulator = await startEmulator({ key, events: [event], indicatorFiles: [POP, GDP] });
     await trustGatewayCap(db, emulator.url);
     jobs = jobsDir();
     jobs.write(JOBS);
@@ -155,9 +210,9 @@ describe('dashboard: status page and Bull Board', () => {
     const ingested = async () => {
       const parts = await db.db.select().from(ingestPartitions);
       const streams = new Set(parts.map((p) => p.streamKey));
-      return streams.size === 2 && parts.every((p) => p.state === 'done');
+      return streams.size === 1 + MACRO_SERIES && parts.every((p) => p.state === 'done');
     };
-    await waitFor(ingested, 30_000, 'the first scheduled runs');
+    await waitFor(ingested, 60_000, 'the first scheduled runs');
     await seed();
   });
 
@@ -172,7 +227,9 @@ describe('dashboard: status page and Bull Board', () => {
   });
 
   it.skipIf(!HAS_CHROMIUM)(
-    inBrowser('the status page shows streams, coverage with the failed window, the 30-day chart and budgets'),
+    inBrowser(
+      'the status page shows one card per jobs.yaml stream, errors as current or resolved, the 30-day chart and budgets',
+    ),
     async () => {
       const browser = await launch();
       try {
@@ -181,21 +238,46 @@ describe('dashboard: status page and Bull Board', () => {
         expect(response?.status()).toBe(200);
         await expect(page.title()).resolves.toBe('gateway-ingest status');
 
-        const quakes = page.locator('article[data-stream="earthquake:all"]');
-        await expect(quakes.locator('h3').textContent()).resolves.toContain('recent');
+        // One card per stream of the jobs file, however many series a stream reads; nothing ad hoc.
+        const cards = page.locator('article.card.stream');
+        expect(await cards.evaluateAll((els) => els.map((e) => e.getAttribute('data-card')))).toEqual([
+          'jobs:recent',
+          'jobs:macro',
+        ]);
+        expect(await page.locator('#ad-hoc').count()).toBe(0);
+
+        const quakes = page.locator('article[data-stream="recent"]');
+        await expect(quakes.locator('h3').textContent()).resolves.toMatch(
+          /^recent\s+earthquake:all\s+earthquake\s+failed/,
+        );
+        expect(await quakes.getAttribute('data-state')).toBe('failed');
         expect(await quakes.textContent()).toContain(`newest event ${event.time.replace('.000Z', 'Z')}`);
         expect(await quakes.locator('svg.timeline rect[data-state="done"]').count()).toBeGreaterThan(0);
         expect(await quakes.locator('svg.timeline rect[data-state="failed"]').count()).toBe(1);
         expect(await quakes.locator('p.coverage').textContent()).toMatch(/coverage .* \.\. now: \d+\.\d\d%, \d+ gaps?/);
-        // Text from the database is shown as text, never run as markup.
-        expect(await quakes.locator('ul.problems').textContent()).toContain(FAILED_ERROR);
+        // A failed window's error is current. Text from the database is shown as text, never run as markup.
+        expect(await quakes.locator('ul.problems li.current').textContent()).toContain(FAILED_ERROR);
         expect(await page.locator('script').count()).toBe(0);
 
-        const population = page.locator('article[data-stream="indicator:SP.POP.TOTL:USA"]');
-        expect(await population.textContent()).toContain('last year with a value 2016');
-        expect(await population.locator('p.coverage').textContent()).toContain(
-          `coverage 2015 .. ${new Date().getUTCFullYear()}: 100.00%, no gaps`,
+        const macro = page.locator('article[data-stream="macro"]');
+        await expect(macro.locator('h3').textContent()).resolves.toMatch(/^macro\s+indicator\s+ingested\s*$/);
+        expect(await macro.getAttribute('data-state')).toBe('done');
+        expect(await macro.textContent()).toMatch(/partitions: (\d+) of \1 ingested, 0 queued/);
+        expect(await macro.textContent()).toMatch(/last year with a value \d{4}/);
+        expect(await macro.locator('p.coverage').textContent()).toContain(
+          `coverage of ${MACRO_SERIES} series 1960 .. ${new Date().getUTCFullYear()}: 100.00%, no gaps`,
         );
+        expect(await macro.locator('tr[data-series]').count()).toBe(MACRO_SERIES);
+        // The error a retry overcame reads as resolved, with the time of that success; nothing reads as current.
+        expect(await macro.locator('.current').count()).toBe(0);
+        expect(await macro.locator('ul.problems').count()).toBe(0);
+        const resolved = macro.locator('p.resolved');
+        expect(await resolved.textContent()).toContain(RESOLVED_ERROR);
+        expect(await resolved.getAttribute('data-overcame-at')).toBe(overcameAt.toISOString());
+        expect(await resolved.textContent()).toContain(
+          `overcome by a later success at ${toRfc3339(overcameAt.getTime())}`,
+        );
+        await macro.locator('details.series summary').click();
 
         const bars = page.locator('#billed-chart g.bar');
         expect(await bars.count()).toBe(30);
@@ -326,7 +408,7 @@ describe('dashboard: status page and Bull Board', () => {
     expect(freshness).toBeGreaterThanOrEqual(3_600 - 5);
     expect(freshness).toBeLessThan(3_600 + 600);
     const yearEnd = (Date.now() - Date.UTC(2017, 0, 1)) / 1000;
-    expect(sample(text, 'gateway_ingest_stream_freshness_seconds{stream="indicator:SP.POP.TOTL:USA"}')).toBeCloseTo(
+    expect(sample(text, `gateway_ingest_stream_freshness_seconds{stream="${RESOLVED_SERIES}"}`)).toBeCloseTo(
       yearEnd,
       -2,
     );

@@ -50,6 +50,7 @@ function inputs(overrides: Partial<PageInputs> = {}): PageInputs {
     nowMs: NOW,
     status: [],
     freshness: new Map(),
+    errors: new Map(),
     ranges: [],
     file: null,
     daily: [],
@@ -153,11 +154,13 @@ describe('dashboard page', () => {
       range: { unit: 'year', from: 2016, to: 2025 },
     });
     const model = buildPageModel(inputs({ file }));
-    expect(model.streams.map((s) => [s.status.streamKey, s.schedule, s.timeline?.unit ?? null])).toEqual([
-      ['earthquake:m2.5', 'every 10m', null],
-      ['indicator:SP.POP.TOTL:US', 'cron "0 4 * * 1" UTC', 'year'],
-      ['indicator:SP.POP.TOTL:CHN', 'cron "0 4 * * 1" UTC', 'year'],
+    expect(
+      model.cards.map((c) => [c.id, c.series.map((s) => s.status.streamKey), c.schedule, c.timeline?.unit ?? null]),
+    ).toEqual([
+      ['jobs:quakes', ['earthquake:m2.5'], 'every 10m', null],
+      ['jobs:macro', ['indicator:SP.POP.TOTL:US', 'indicator:SP.POP.TOTL:CHN'], 'cron "0 4 * * 1" UTC', 'year'],
     ]);
+    expect(model.cards.map((c) => c.state)).toEqual(['idle', 'idle']);
   });
 
   it('renders names and errors from the database as text', () => {

@@ -3,13 +3,26 @@
  * arguments, so the page's numbers are tested without a browser or a database.
  */
 import type { ResolvedJobsFile } from '../../config/jobs-file.js';
-import { declaredStreams, type Declared } from '../declared-streams.js';
+import { declaredStreamList, type Declared } from '../declared-streams.js';
 import type { StreamFreshness } from '../../db/queries/freshness.js';
 import type { StreamStatus } from '../../db/queries/status.js';
 import { PARTITION_STATE, type PartitionState } from '../../domain/partition.js';
-import { coverageOf, subtractRanges, type Adjacency, type Range } from '../../domain/ranges.js';
+import { coverageOf, mergeRanges, subtractRanges, type Adjacency, type Range } from '../../domain/ranges.js';
 import { DAY_MS } from '../../domain/time.js';
-import type { BackfillRow, DailyBilled, StateRanges } from './queries.js';
+import {
+  cardError,
+  groupCards,
+  isFailing,
+  newestError,
+  partState,
+  sumCounts,
+  worstState,
+  type CardError,
+  type CardGroup,
+  type CardState,
+  type PartitionCounts,
+} from './cards.js';
+import type { BackfillRow, DailyBilled, RetryingPartition, StateRanges, StreamErrors } from './queries.js';
 import { utcDay } from './queries.js';
 
 export const CHART_DAYS = 30;
@@ -34,12 +47,51 @@ export interface Timeline {
   gaps: Range[];
 }
 
-export interface StreamView {
+/** One stream key of a card: an earthquake stream, or one country x indicator series. */
+export interface SeriesView {
   status: StreamStatus;
+  state: CardState;
+  /** Of its pending and running partitions, those being tried again after a failure. */
+  retrying: number;
+  freshness: { kind: 'time'; newest: number | null } | { kind: 'year'; lastYear: number | null };
+  /** Share of the card's range this key has done; null when the card has no range yet. */
+  coveredFraction: number | null;
+}
+
+export type CardFreshness =
+  | { kind: 'time'; newest: number | null }
+  /** The newest and the oldest "last year with a value" among the series, and how many have none. */
+  | { kind: 'year'; newest: number | null; oldest: number | null; withoutValue: number };
+
+/** One card: a stream of jobs.yaml (or keys no stream reads), its parts summed. */
+export interface CardView {
+  id: string;
+  origin: CardGroup['origin'];
+  title: string;
+  operation: string;
   schedule: string | null;
   enabled: boolean | null;
-  freshness: { kind: 'time'; newest: number | null } | { kind: 'year'; lastYear: number | null };
+  /** The worst state of its parts. */
+  state: CardState;
+  series: SeriesView[];
+  partitions: PartitionCounts & { retrying: number; total: number };
+  totals: {
+    rowsWritten: number;
+    calls: number;
+    billedCalls: number;
+    billedUnknown: number;
+    units: number;
+    billedCallsToday: number;
+    unitsToday: number;
+  };
+  lastSuccessAt: Date | null;
+  freshness: CardFreshness;
   timeline: Timeline | null;
+  failed: Array<StreamStatus['failedPartitions'][number] & { streamKey: string }>;
+  retrying: RetryingPartition[];
+  partial: Array<StreamStatus['partialPartitions'][number] & { streamKey: string }>;
+  /** The newest failed call: current, resolved (with when), or null when there is none to show. */
+  error: CardError | null;
 }
 
 export interface DayBar {
@@ -58,7 +110,7 @@ export interface BudgetView {
 
 export interface PageModel {
   nowMs: number;
-  streams: StreamView[];
+  cards: CardView[];
   days: DayBar[];
   budget: BudgetView;
   backfills: BackfillRow[];
@@ -68,6 +120,7 @@ export interface PageInputs {
   nowMs: number;
   status: StreamStatus[];
   freshness: Map<string, StreamFreshness>;
+  errors: Map<string, StreamErrors>;
   ranges: StateRanges[];
   file: ResolvedJobsFile | null;
   daily: DailyBilled[];
@@ -104,45 +157,82 @@ export function buildTimeline(
   };
 }
 
-function extent(byState: Map<PartitionState, Range[]>): Range | null {
-  const all = [...byState.values()].flat();
-  if (all.length === 0) return null;
-  return { start: Math.min(...all.map((r) => r.start)), end: Math.max(...all.map((r) => r.end)) };
+/**
+ * Several parts' timelines over one range as one bar: a point is ingested only where every part
+ * has it, a state shows wherever any part is in it (the worst on top, see LAYER_ORDER), and the
+ * covered fraction is the parts' mean, the share of (part x point) ingested.
+ */
+export function combineTimelines(parts: readonly Timeline[]): Timeline | null {
+  const first = parts[0];
+  if (first === undefined) return null;
+  if (parts.length === 1) return first;
+  const adjacency: Adjacency = first.unit === 'year' ? 1 : 0;
+  const notDone = coverageOf(
+    first.range,
+    parts.flatMap((p) => p.gaps),
+    adjacency,
+  );
+  const layers = LAYER_ORDER.map((state) => {
+    if (state === PARTITION_STATE.done) return { state, ranges: notDone.gaps };
+    const all = parts.flatMap((p) => p.layers.find((l) => l.state === state)?.ranges ?? []);
+    return { state, ranges: mergeRanges(all, adjacency) };
+  });
+  return {
+    unit: first.unit,
+    range: first.range,
+    layers,
+    coveredFraction: parts.reduce((sum, p) => sum + p.coveredFraction, 0) / parts.length,
+    gaps: notDone.covered,
+  };
+}
+
+function extent(ranges: Range[]): Range | null {
+  if (ranges.length === 0) return null;
+  return { start: Math.min(...ranges.map((r) => r.start)), end: Math.max(...ranges.map((r) => r.end)) };
 }
 
 /**
- * From backfill_from (or the first partition) to now; years from jobs.yaml (or the partitions).
- * "Ingested" is what was proven complete (coverage_proofs), so a window being read again still
- * shows as ingested; queued, running and failed come from the partitions.
+ * One key's ranges per state. "Ingested" is what was proven complete (coverage_proofs), so a window
+ * being read again still shows as ingested; queued, running and failed come from the partitions.
  */
-function timelineOf(
-  operation: string,
-  d: Declared | undefined,
+function statesOf(
+  earthquake: boolean,
   ranges: StateRanges[],
-  nowMs: number,
-  proven: Range[] | null,
-): Timeline | null {
-  const earthquake = operation === 'earthquake';
+  f: StreamFreshness | undefined,
+): Map<PartitionState, Range[]> {
   const byState = new Map(ranges.map((r) => [r.state, earthquake ? r.windows : r.years] as const));
-  if (proven !== null) byState.set(PARTITION_STATE.done, proven);
-  if (earthquake) {
-    const from =
-      d?.range.unit === 'time' && d.range.fromMs !== null ? d.range.fromMs : (extent(byState)?.start ?? null);
-    return buildTimeline('time', from === null ? null : { start: from, end: nowMs }, byState);
-  }
-  const years = d?.range.unit === 'year' ? { start: d.range.from, end: d.range.to } : extent(byState);
-  return buildTimeline('year', years, byState);
+  if (f)
+    byState.set(
+      PARTITION_STATE.done,
+      earthquake ? f.doneWindows.map((w) => ({ start: w.startMs, end: w.endMs })) : f.doneYears,
+    );
+  return byState;
 }
 
-function emptyStatus(streamKey: string, d: Declared): StreamStatus {
-  const operation = d.range.unit === 'time' ? 'earthquake' : 'indicator';
-  const partitions = { done: 0, pending: 0, running: 0, partial: 0, failed: 0 };
+/** From backfill_from (or the first partition of any part) to now; years from jobs.yaml (or the parts' partitions). */
+function cardRange(
+  earthquake: boolean,
+  d: Declared | null,
+  parts: Array<Map<PartitionState, Range[]>>,
+  nowMs: number,
+): Range | null {
+  const all = extent(parts.flatMap((p) => [...p.values()].flat()));
+  if (earthquake) {
+    const from = d?.range.unit === 'time' && d.range.fromMs !== null ? d.range.fromMs : (all?.start ?? null);
+    return from === null ? null : { start: from, end: nowMs };
+  }
+  return d?.range.unit === 'year' ? { start: d.range.from, end: d.range.to } : all;
+}
+
+const ZERO_COUNTS: PartitionCounts = { done: 0, pending: 0, running: 0, partial: 0, failed: 0 };
+
+function emptyStatus(streamKey: string, operation: string): StreamStatus {
   return {
     streamKey,
     operation,
-    name: d.name,
+    name: null,
     params: null,
-    partitions,
+    partitions: { ...ZERO_COUNTS },
     rowsWritten: 0,
     calls: 0,
     billedCalls: 0,
@@ -158,32 +248,99 @@ function emptyStatus(streamKey: string, d: Declared): StreamStatus {
   };
 }
 
-function streamViews(i: PageInputs): StreamView[] {
-  const declared = i.file ? declaredStreams(i.file, new Date(i.nowMs).getUTCFullYear()) : new Map<string, Declared>();
-  const known = new Set(i.status.map((s) => s.streamKey));
-  const missing = [...declared].filter(([key]) => !known.has(key)).map(([key, d]) => emptyStatus(key, d));
-  return [...i.status, ...missing].map((s) => {
-    const d = declared.get(s.streamKey);
+const NO_ERRORS: StreamErrors = { lastError: null, retrying: 0, retryingListed: [] };
+
+function sum(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}
+
+function cardFreshness(earthquake: boolean, series: SeriesView[]): CardFreshness {
+  if (earthquake) {
+    const times = series.flatMap((s) =>
+      s.freshness.kind === 'time' && s.freshness.newest !== null ? [s.freshness.newest] : [],
+    );
+    return { kind: 'time', newest: times.length === 0 ? null : Math.max(...times) };
+  }
+  const years = series.flatMap((s) =>
+    s.freshness.kind === 'year' && s.freshness.lastYear !== null ? [s.freshness.lastYear] : [],
+  );
+  return {
+    kind: 'year',
+    newest: years.length === 0 ? null : Math.max(...years),
+    oldest: years.length === 0 ? null : Math.min(...years),
+    withoutValue: series.length - years.length,
+  };
+}
+
+function cardOf(group: CardGroup, i: PageInputs, byKey: Map<string, StreamStatus>): CardView {
+  const earthquake = group.operation === 'earthquake';
+  const declared = group.stream?.declared ?? null;
+  const statuses = group.streamKeys.map((key) => byKey.get(key) ?? emptyStatus(key, group.operation));
+  const byState = statuses.map((s) =>
+    statesOf(
+      earthquake,
+      i.ranges.filter((r) => r.streamKey === s.streamKey),
+      i.freshness.get(s.streamKey),
+    ),
+  );
+  const range = cardRange(earthquake, declared, byState, i.nowMs);
+  const timelines = byState.map((b) => buildTimeline(earthquake ? 'time' : 'year', range, b));
+  const errors = statuses.map((s) => i.errors.get(s.streamKey) ?? NO_ERRORS);
+  const series = statuses.map((s, k): SeriesView => {
     const f = i.freshness.get(s.streamKey);
-    const freshness: StreamView['freshness'] =
-      s.operation === 'earthquake'
-        ? { kind: 'time', newest: f?.newestEventTime?.getTime() ?? null }
-        : { kind: 'year', lastYear: f?.lastValueYear ?? null };
-    const ranges = i.ranges.filter((r) => r.streamKey === s.streamKey);
-    const status = { ...s, name: d?.name ?? s.name };
-    const proven = f
-      ? s.operation === 'earthquake'
-        ? f.doneWindows.map((w) => ({ start: w.startMs, end: w.endMs }))
-        : f.doneYears
-      : null;
+    const retrying = errors[k]!.retrying;
     return {
-      status,
-      schedule: d?.schedule ?? null,
-      enabled: d?.enabled ?? null,
-      freshness,
-      timeline: timelineOf(s.operation, d, ranges, i.nowMs, proven),
+      status: s,
+      state: partState(s.partitions, retrying),
+      retrying,
+      freshness: earthquake
+        ? { kind: 'time', newest: f?.newestEventTime?.getTime() ?? null }
+        : { kind: 'year', lastYear: f?.lastValueYear ?? null },
+      coveredFraction: timelines[k]?.coveredFraction ?? null,
     };
   });
+  const state = worstState(series.map((s) => s.state));
+  const counts = sumCounts(statuses.map((s) => s.partitions));
+  const successes = statuses.flatMap((s) => (s.lastSuccessAt ? [s.lastSuccessAt.getTime()] : []));
+  const total = (pick: (s: StreamStatus) => number) => sum(statuses.map(pick));
+  return {
+    id: group.id,
+    origin: group.origin,
+    title: group.origin === 'ad-hoc' && earthquake ? (statuses[0]?.name ?? group.title) : group.title,
+    operation: group.operation,
+    schedule: declared?.schedule ?? null,
+    enabled: declared?.enabled ?? null,
+    state,
+    series,
+    partitions: {
+      ...counts,
+      retrying: sum(series.map((s) => s.retrying)),
+      total: counts.done + counts.pending + counts.running + counts.partial + counts.failed,
+    },
+    totals: {
+      rowsWritten: total((s) => s.rowsWritten),
+      calls: total((s) => s.calls),
+      billedCalls: total((s) => s.billedCalls),
+      billedUnknown: total((s) => s.billedUnknown),
+      units: total((s) => s.units),
+      billedCallsToday: total((s) => s.billedCallsToday),
+      unitsToday: total((s) => s.unitsToday),
+    },
+    lastSuccessAt: successes.length === 0 ? null : new Date(Math.max(...successes)),
+    freshness: cardFreshness(earthquake, series),
+    timeline: combineTimelines(timelines.filter((t): t is Timeline => t !== null)),
+    failed: statuses.flatMap((s) => s.failedPartitions.map((f) => ({ ...f, streamKey: s.streamKey }))),
+    retrying: errors.flatMap((e) => e.retryingListed).sort((a, b) => b.since.getTime() - a.since.getTime()),
+    partial: statuses.flatMap((s) => s.partialPartitions.map((p) => ({ ...p, streamKey: s.streamKey }))),
+    error: cardError(newestError(errors.map((e) => e.lastError)), isFailing(state)),
+  };
+}
+
+/** One card per stream of jobs.yaml, then the keys no stream of it reads. */
+export function buildCards(i: PageInputs): CardView[] {
+  const declared = i.file ? declaredStreamList(i.file, new Date(i.nowMs).getUTCFullYear()) : [];
+  const byKey = new Map(i.status.map((s) => [s.streamKey, s]));
+  return groupCards(declared, i.status).map((g) => cardOf(g, i, byKey));
 }
 
 /** The last CHART_DAYS UTC days, today included, oldest first; days without calls are zero. */
@@ -205,7 +362,7 @@ export function buildPageModel(i: PageInputs): PageModel {
   const cap = i.billedCallsPerDay;
   return {
     nowMs: i.nowMs,
-    streams: streamViews(i),
+    cards: buildCards(i),
     days: dayBars(i.daily, i.nowMs),
     budget: {
       cap,

@@ -2,13 +2,24 @@
  * The status page at `/`: server-rendered HTML with inline SVG, no script. Every value from the
  * database or jobs.yaml goes through `html`, which escapes it.
  */
-import { LAYER_ORDER, type BudgetView, type PageModel, type StreamView } from './model.js';
+import { CARD_STATE, CARD_STATE_LABEL, listedElsewhere, type CardState } from './cards.js';
+import { LAYER_ORDER, type BudgetView, type CardView, type PageModel } from './model.js';
 import type { BackfillRow } from './queries.js';
 import { billedChartSvg, formatRange, GAP_COLOR, OPERATION_COLORS, STATE_STYLE, timelineSvg } from './charts.js';
 import { html, trusted, type SafeHtml } from './html.js';
 import { toRfc3339 } from '../../domain/time.js';
 
 const MAX_LISTED = 5;
+
+const STATE_BADGE: Record<CardState, string> = {
+  [CARD_STATE.failed]: 'bad',
+  [CARD_STATE.retrying]: 'warn',
+  [CARD_STATE.partial]: 'warn',
+  [CARD_STATE.running]: '',
+  [CARD_STATE.pending]: '',
+  [CARD_STATE.done]: 'ok',
+  [CARD_STATE.idle]: '',
+};
 
 const STYLE = trusted(`
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1d232a;background:#f6f7f9;margin:0}
@@ -26,6 +37,7 @@ svg text{font:11px system-ui,sans-serif;fill:#555}
 .legend{display:flex;gap:16px;flex-wrap:wrap;font-size:12px;color:#444}
 .legend i{display:inline-block;width:11px;height:11px;border-radius:2px;margin-right:5px;vertical-align:-1px}
 ul.problems{margin:4px 0 0;padding-left:18px}ul.problems li{color:#7c1d17}
+p.resolved{margin:4px 0 0;color:#66707a}details.series{margin-top:6px}
 table{border-collapse:collapse;width:100%;background:#fff}th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #e4e7eb;font-size:13px}
 th{color:#66707a;font-weight:600}
 `);
@@ -46,57 +58,126 @@ function fact(label: string, value: SafeHtml | string): SafeHtml {
   return html`<div><span>${label}:</span> ${value}</div>`;
 }
 
-function freshnessText(v: StreamView, nowMs: number): string {
-  if (v.freshness.kind === 'year')
-    return v.freshness.lastYear === null ? 'no value yet' : `last year with a value ${v.freshness.lastYear}`;
-  const t = v.freshness.newest;
-  return t === null ? 'no events yet' : `newest event ${toRfc3339(t)} (${formatAge(nowMs - t)})`;
+function freshnessText(c: CardView, nowMs: number): string {
+  const f = c.freshness;
+  if (f.kind === 'time')
+    return f.newest === null ? 'no events yet' : `newest event ${toRfc3339(f.newest)} (${formatAge(nowMs - f.newest)})`;
+  if (f.newest === null) return 'no value yet';
+  const years = f.oldest === f.newest ? String(f.newest) : `${f.oldest} .. ${f.newest} across series`;
+  return `last year with a value ${years}${f.withoutValue > 0 ? `, ${f.withoutValue} series without a value` : ''}`;
 }
 
-function coverage(v: StreamView): SafeHtml {
-  const t = v.timeline;
+function coverage(c: CardView): SafeHtml {
+  const t = c.timeline;
   if (t === null) return html`<p class="muted">coverage: nothing planned yet</p>`;
   const until = t.unit === 'time' ? 'now' : String(t.range.end);
   const from = t.unit === 'time' ? toRfc3339(t.range.start) : String(t.range.start);
   const gaps = t.gaps.length === 0 ? 'no gaps' : `${t.gaps.length} gap${t.gaps.length === 1 ? '' : 's'}`;
   const listed = t.gaps.slice(0, MAX_LISTED).map((g) => html`<li>gap ${formatRange(t.unit, g)}</li>`);
   const more = t.gaps.length > MAX_LISTED ? html`<li>… ${t.gaps.length - MAX_LISTED} more</li>` : null;
-  return html`<p class="coverage">coverage ${from} .. ${until}: <strong>${percent(t.coveredFraction)}</strong>, ${gaps}</p>${timelineSvg(t)}
+  const across = c.series.length > 1 ? ` of ${c.series.length} series` : '';
+  return html`<p class="coverage">coverage${across} ${from} .. ${until}: <strong>${percent(t.coveredFraction)}</strong>, ${gaps}</p>${timelineSvg(t)}
 ${t.gaps.length > 0 ? html`<details><summary>gaps</summary><ul>${listed}${more}</ul></details>` : null}`;
 }
 
-function problems(v: StreamView): SafeHtml | null {
-  const s = v.status;
-  const failed = s.failedPartitions
-    .slice(0, MAX_LISTED)
-    .map((f) => html`<li>failed <code>${f.partitionKey}</code>: [${f.kind ?? 'unknown'}] ${f.error ?? ''}</li>`);
-  const partial = s.partialPartitions.slice(0, MAX_LISTED).map((p) => {
-    const where = p.unresolved.map((r) => `${toRfc3339(r.lo)}..${toRfc3339(r.hi)}`).join(', ');
-    return html`<li>partial <code>${p.partitionKey}</code>: unresolved ${where}</li>`;
-  });
-  const more =
-    s.failedPartitions.length > MAX_LISTED
-      ? html`<li>… ${s.failedPartitions.length - MAX_LISTED} more failed</li>`
-      : null;
-  // streamStatus reports the newest failed window's error as the last one: do not list it twice.
-  const repeated = s.failedPartitions[0]?.error === s.lastError;
-  const lastError =
-    s.lastError && !repeated ? html`<li>last error: [${s.lastErrorKind ?? 'unknown'}] ${s.lastError}</li>` : null;
-  if (failed.length + partial.length === 0 && lastError === null) return null;
-  return html`<ul class="problems">${failed}${more}${partial}${lastError}</ul>`;
+function timeOf(d: Date, nowMs: number): string {
+  return `${toRfc3339(d.getTime())} (${formatAge(nowMs - d.getTime())})`;
 }
 
-function streamCard(v: StreamView, nowMs: number): SafeHtml {
-  const s = v.status;
-  const p = s.partitions;
-  const schedule = v.schedule === null ? 'not in the jobs file' : `${v.schedule}${v.enabled ? '' : ' (disabled)'}`;
-  const counts = `${p.done} ingested, ${p.pending} queued, ${p.running} in progress, ${p.partial} partial, ${p.failed} failed`;
-  const badge = p.failed > 0 ? html`<span class="badge bad">${p.failed} failed</span>` : null;
-  return html`<article class="card stream" data-stream="${s.streamKey}">
-<h3>${s.name ?? s.streamKey} <code>${s.streamKey}</code> <span class="badge">${s.operation}</span> ${badge}</h3>
-<div class="facts">${fact('schedule', schedule)}${fact('freshness', freshnessText(v, nowMs))}${fact('last success', s.lastSuccessAt ? `${toRfc3339(s.lastSuccessAt.getTime())} (${formatAge(nowMs - s.lastSuccessAt.getTime())})` : 'never')}
-${fact('partitions', counts)}${fact('billed calls', `${s.billedCallsToday} today, ${s.billedCalls} in total (${s.units} units)`)}${fact('rows written', String(s.rowsWritten))}</div>
-${coverage(v)}${problems(v)}</article>`;
+function listed<T>(items: T[], what: string, line: (item: T) => SafeHtml): SafeHtml[] {
+  const shown = items.slice(0, MAX_LISTED).map(line);
+  return items.length > MAX_LISTED ? [...shown, html`<li>… ${items.length - MAX_LISTED} more ${what}</li>`] : shown;
+}
+
+/** What is wrong now: failed and retrying partitions, partial windows, and the last error while it is current. */
+function problems(c: CardView, nowMs: number): SafeHtml | null {
+  // A card of several series names the series of each partition.
+  const where = (streamKey: string, partitionKey: string) =>
+    c.series.length > 1
+      ? html`<code>${streamKey}</code> <code>${partitionKey}</code>`
+      : html`<code>${partitionKey}</code>`;
+  const failed = listed(
+    c.failed,
+    CARD_STATE_LABEL[CARD_STATE.failed],
+    (f) =>
+      html`<li class="current">failed ${where(f.streamKey, f.partitionKey)}: [${f.kind ?? 'unknown'}] ${f.error ?? ''}</li>`,
+  );
+  const retryingShown = c.retrying.slice(0, MAX_LISTED);
+  const retryingMore = c.partitions.retrying - retryingShown.length;
+  const retrying = [
+    ...retryingShown.map(
+      (r) =>
+        html`<li class="current">retrying ${where(r.streamKey, r.partitionKey)} since ${timeOf(r.since, nowMs)}: [${r.kind ?? 'unknown'}] ${r.error ?? ''}</li>`,
+    ),
+    retryingMore > 0 ? html`<li>… ${retryingMore} more retrying</li>` : null,
+  ];
+  const partial = listed(c.partial, 'partial', (p) => {
+    const gaps = p.unresolved.map((r) => `${toRfc3339(r.lo)}..${toRfc3339(r.hi)}`).join(', ');
+    return html`<li>partial ${where(p.streamKey, p.partitionKey)}: unresolved ${gaps}</li>`;
+  });
+  const e = c.error;
+  // A failed or retrying partition already lists its own error: the last error is not listed twice.
+  const lastError =
+    e?.currency === 'current' && !listedElsewhere(e, [...c.failed, ...c.retrying])
+      ? html`<li class="current">last error at ${timeOf(e.at, nowMs)}: [${e.kind}] ${e.error ?? ''}</li>`
+      : null;
+  if (failed.length + retryingShown.length + partial.length === 0 && lastError === null) return null;
+  return html`<ul class="problems">${failed}${retrying}${partial}${lastError}</ul>`;
+}
+
+/** An error a later success overcame: said so, with when, so that it does not read as a live problem. */
+function resolvedError(c: CardView, nowMs: number): SafeHtml | null {
+  const e = c.error;
+  if (e?.currency !== 'resolved') return null;
+  const series = c.series.length > 1 ? html` in <code>${e.streamKey}</code>` : null;
+  return html`<p class="resolved" data-overcame-at="${e.overcameAt.toISOString()}"><span class="badge ok">resolved</span> the last error${series}, [${e.kind}] ${e.error ?? ''} at ${toRfc3339(e.at.getTime())}, was overcome by a later success at ${timeOf(e.overcameAt, nowMs)}</p>`;
+}
+
+function stateBadge(state: CardState): SafeHtml {
+  return html`<span class="badge ${STATE_BADGE[state]}" data-state="${state}">${CARD_STATE_LABEL[state]}</span>`;
+}
+
+/** Several series: each one's state, progress and freshness, folded away. */
+function seriesTable(c: CardView): SafeHtml | null {
+  if (c.series.length <= 1) return null;
+  const rows = c.series.map((s) => {
+    const p = s.status.partitions;
+    const total = p.done + p.pending + p.running + p.partial + p.failed;
+    const fresh =
+      s.freshness.kind === 'year'
+        ? (s.freshness.lastYear ?? 'none')
+        : s.freshness.newest === null
+          ? 'none'
+          : toRfc3339(s.freshness.newest);
+    const covered = s.coveredFraction === null ? '' : percent(s.coveredFraction);
+    return html`<tr data-series="${s.status.streamKey}"><td><code>${s.status.streamKey}</code></td><td>${stateBadge(s.state)}</td><td>${p.done} of ${total}</td><td>${covered}</td><td>${fresh}</td><td>${s.status.billedCalls}</td></tr>`;
+  });
+  const head = c.operation === 'indicator' ? 'last year with a value' : 'newest event';
+  return html`<details class="series"><summary>${c.series.length} series</summary><table><thead><tr><th>series</th><th>state</th><th>partitions ingested</th><th>coverage</th><th>${head}</th><th>billed calls</th></tr></thead><tbody>${rows}</tbody></table></details>`;
+}
+
+function formatUnits(units: number): string {
+  return String(Math.round(units * 100) / 100);
+}
+
+function streamCard(c: CardView, nowMs: number): SafeHtml {
+  const p = c.partitions;
+  const t = c.totals;
+  const schedule =
+    c.origin === 'ad-hoc' ? 'not in the jobs file' : `${c.schedule ?? ''}${c.enabled === false ? ' (disabled)' : ''}`;
+  const retrying = p.retrying > 0 ? ` (${p.retrying} of them retrying)` : '';
+  const counts = `${p.done} of ${p.total} ingested, ${p.pending} queued, ${p.running} in progress${retrying}, ${p.partial} partial, ${p.failed} failed`;
+  const key = c.series.length === 1 ? html`<code>${c.series[0]!.status.streamKey}</code>` : null;
+  const adHoc =
+    c.origin === 'ad-hoc'
+      ? html`<span class="badge" title="read by an ad-hoc backfill, or by a stream since removed from jobs.yaml">not in jobs.yaml</span>`
+      : null;
+  const stream = c.origin === 'jobs' ? html` data-stream="${c.title}"` : null;
+  return html`<article class="card stream" data-card="${c.id}"${stream} data-origin="${c.origin}" data-state="${c.state}">
+<h3>${c.title} ${key} <span class="badge">${c.operation}</span> ${stateBadge(c.state)} ${adHoc}</h3>
+<div class="facts">${fact('schedule', schedule)}${fact('freshness', freshnessText(c, nowMs))}${fact('last success', c.lastSuccessAt ? timeOf(c.lastSuccessAt, nowMs) : 'never')}
+${c.series.length > 1 ? fact('series', String(c.series.length)) : null}${fact('partitions', counts)}${fact('billed calls', `${t.billedCallsToday} today, ${t.billedCalls} in total (${formatUnits(t.units)} units)`)}${fact('rows written', String(t.rowsWritten))}</div>
+${coverage(c)}${problems(c, nowMs)}${resolvedError(c, nowMs)}${seriesTable(c)}</article>`;
 }
 
 function legend(): SafeHtml {
@@ -107,12 +188,17 @@ function legend(): SafeHtml {
 }
 
 function streamsSection(m: PageModel): SafeHtml {
-  const cards = m.streams.map((v) => streamCard(v, m.nowMs));
+  const jobs = m.cards.filter((c) => c.origin === 'jobs').map((c) => streamCard(c, m.nowMs));
+  const adHoc = m.cards.filter((c) => c.origin === 'ad-hoc').map((c) => streamCard(c, m.nowMs));
   const body =
-    cards.length > 0
-      ? cards
+    m.cards.length > 0
+      ? jobs
       : html`<p class="muted">No streams yet: declare them in jobs.yaml or run <code>gateway-ingest backfill</code>.</p>`;
-  return html`<section id="streams"><h2>Streams: freshness and coverage</h2>${legend()}${body}</section>`;
+  const others =
+    adHoc.length > 0
+      ? html`<h2 id="ad-hoc">Not in jobs.yaml</h2><p class="muted">Stream keys no stream of jobs.yaml reads: ad-hoc backfills, or streams since removed from the file.</p>${adHoc}`
+      : null;
+  return html`<section id="streams"><h2>Streams of jobs.yaml: freshness and coverage</h2>${legend()}${body}${others}</section>`;
 }
 
 function chartSection(m: PageModel): SafeHtml {

@@ -147,3 +147,115 @@ export async function dayBudgetUsed(db: Db, day: string): Promise<number> {
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
+
+/** The newest failed call of a stream, and the first success that came after it on the same partition. */
+export interface ExecutionError {
+  streamKey: string;
+  partitionKey: string | null;
+  error: string | null;
+  kind: string;
+  at: Date;
+  /**
+   * When a later answered call of the same partition (or the partition finishing) overcame it;
+   * null while nothing has.
+   */
+  overcameAt: Date | null;
+}
+
+/** A partition that failed and is being tried again: pending after it was planned again, or running with failures in a row. */
+export interface RetryingPartition {
+  streamKey: string;
+  partitionKey: string;
+  error: string | null;
+  kind: string | null;
+  since: Date;
+}
+
+export interface StreamErrors {
+  lastError: ExecutionError | null;
+  retrying: number;
+  /** The newest RETRYING_LISTED of them. */
+  retryingListed: RetryingPartition[];
+}
+
+export const RETRYING_LISTED = 5;
+
+interface ErrorRow extends Record<string, unknown> {
+  stream_key: string;
+  partition_key: string | null;
+  error_detail: string | null;
+  error_kind: string;
+  started_at: Date | string;
+  overcame_at: Date | string | null;
+}
+
+interface RetryingRow extends Record<string, unknown> {
+  stream_key: string;
+  retrying: number;
+  listed: Array<{ partitionKey: string; error: string | null; kind: string | null; since: string }> | null;
+}
+
+const emptyErrors = (): StreamErrors => ({ lastError: null, retrying: 0, retryingListed: [] });
+
+/**
+ * Per stream key: its newest failed call with what overcame it, and its partitions being retried.
+ * Whether an error is still current is decided from these (cards.ts), not here.
+ */
+export async function streamErrors(db: Db): Promise<Map<string, StreamErrors>> {
+  const [errors, retrying] = await Promise.all([
+    db.execute<ErrorRow>(sql`
+      with newest as (
+        select distinct on (stream_key) stream_key, partition_key, error_detail, error_kind, started_at
+        from gateway_executions where error_kind is not null and stream_key is not null
+        order by stream_key, started_at desc
+      )
+      select n.*, least(
+        (select min(s.finished_at) from gateway_executions s
+          where s.stream_key = n.stream_key and s.partition_key is not distinct from n.partition_key
+            and s.started_at > n.started_at and s.error_kind is null and s.finished_at is not null),
+        (select p.completed_at from ingest_partitions p
+          where p.stream_key = n.stream_key and p.partition_key = n.partition_key
+            and p.state in (${PARTITION_STATE.done}, ${PARTITION_STATE.partial}) and p.completed_at > n.started_at)
+      ) as overcame_at
+      from newest n`),
+    db.execute<RetryingRow>(sql`
+      with r as (
+        select stream_key, partition_key, last_error, last_error_kind, updated_at,
+          row_number() over (partition by stream_key order by updated_at desc, partition_key) as n
+        from ingest_partitions
+        where last_error is not null
+          and (state = ${PARTITION_STATE.pending} or (state = ${PARTITION_STATE.running} and consecutive_failures > 0))
+      )
+      select stream_key, count(*)::int as retrying,
+        jsonb_agg(jsonb_build_object('partitionKey', partition_key, 'error', last_error, 'kind', last_error_kind, 'since', updated_at)
+          order by n) filter (where n <= ${RETRYING_LISTED}) as listed
+      from r group by stream_key`),
+  ]);
+  const out = new Map<string, StreamErrors>();
+  const entry = (key: string): StreamErrors => {
+    const e = out.get(key) ?? emptyErrors();
+    out.set(key, e);
+    return e;
+  };
+  for (const r of errors.rows)
+    entry(r.stream_key).lastError = {
+      streamKey: r.stream_key,
+      partitionKey: r.partition_key,
+      error: r.error_detail,
+      kind: r.error_kind,
+      at: new Date(r.started_at),
+      overcameAt: r.overcame_at === null ? null : new Date(r.overcame_at),
+    };
+  for (const r of retrying.rows) {
+    const e = entry(r.stream_key);
+    e.retrying = r.retrying;
+    e.retryingListed = (r.listed ?? []).map((x) => ({
+      streamKey: r.stream_key,
+      partitionKey: x.partitionKey,
+      error: x.error,
+      kind: x.kind,
+      since: new Date(x.since),
+    }));
+  }
+  return out;
+}

@@ -7,7 +7,7 @@ import { streamFreshness } from '../../db/queries/freshness.js';
 import { streamStatus } from '../../db/queries/status.js';
 import { buildPageModel, firstChartDay, type PageModel } from './model.js';
 import { renderStatusPage } from './page.js';
-import { backfillsWithBudgets, billedPerDay, dayBudgetUsed, partitionRanges, utcDay } from './queries.js';
+import { backfillsWithBudgets, billedPerDay, dayBudgetUsed, partitionRanges, streamErrors, utcDay } from './queries.js';
 
 export interface StatusSources {
   db: Db;
@@ -17,9 +17,10 @@ export interface StatusSources {
 }
 
 export async function loadPageModel(s: StatusSources, nowMs: number): Promise<PageModel> {
-  const [status, freshness, ranges, daily, backfills, used] = await Promise.all([
+  const [status, freshness, errors, ranges, daily, backfills, used] = await Promise.all([
     streamStatus(s.db),
     streamFreshness(s.db),
+    streamErrors(s.db),
     partitionRanges(s.db),
     billedPerDay(s.db, firstChartDay(nowMs)),
     backfillsWithBudgets(s.db),
@@ -29,6 +30,7 @@ export async function loadPageModel(s: StatusSources, nowMs: number): Promise<Pa
     nowMs,
     status,
     freshness,
+    errors,
     ranges,
     file: s.jobsFile(),
     daily,
