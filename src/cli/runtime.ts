@@ -1,11 +1,16 @@
 import { Option } from 'commander';
-import type { Redis } from 'ioredis';
 import { insecureGatewayProblem, parseEnv, type ResolvedEnv } from '../config/env.js';
 import { assertDbReachable, openDb, type DbHandle } from '../db/connection.js';
 import { UndiciGateway, type Gateway } from '../gateway/client.js';
 import { createLog, type Log } from '../log.js';
 import { openQueue, type QueueSettings } from '../queue/queues.js';
-import { assertRedisReachable, openRedis } from '../queue/redis.js';
+import {
+  assertRedisClusterReachable,
+  assertRedisReachable,
+  openRedis,
+  openRedisCluster,
+  type RedisConnection,
+} from '../queue/redis.js';
 import { type Operation } from '../domain/spec.js';
 import { UsageError } from '../errors.js';
 
@@ -44,18 +49,24 @@ export async function connectDb(env: ResolvedEnv): Promise<DbHandle> {
   return handle;
 }
 
-export async function connectRedis(env: ResolvedEnv, role: 'worker' | 'producer'): Promise<Redis> {
-  await assertRedisReachable(env.redisUrl);
-  const redis = openRedis(env.redisUrl, role, env.redisSilenceTimeoutMs);
+/** The single Redis at REDIS_URL, or the cluster of REDIS_CLUSTER_NODES when it is set. */
+export async function connectRedis(env: ResolvedEnv, role: 'worker' | 'producer'): Promise<RedisConnection> {
+  const cluster = env.redisCluster;
+  if (cluster === null) await assertRedisReachable(env.redisUrl);
+  else await assertRedisClusterReachable(cluster);
+  const redis =
+    cluster === null
+      ? openRedis(env.redisUrl, role, env.redisSilenceTimeoutMs)
+      : openRedisCluster(cluster, role, env.redisSilenceTimeoutMs);
   redis.on('error', () => undefined); // reconnects on its own; readiness reports the outage
   return redis;
 }
 
-export function queueSettings(env: ResolvedEnv, connection: Redis): QueueSettings {
+export function queueSettings(env: ResolvedEnv, connection: RedisConnection): QueueSettings {
   return { connection, prefix: env.queuePrefix };
 }
 
-export function openQueues(env: ResolvedEnv, connection: Redis) {
+export function openQueues(env: ResolvedEnv, connection: RedisConnection) {
   const s = queueSettings(env, connection);
   return { earthquake: openQueue('earthquake', s), indicator: openQueue('indicator', s) } satisfies Record<
     Operation,

@@ -15,14 +15,14 @@ import { armShutdownDeadline } from './shutdown.js';
 import { inlineWorkerLogFile, progressReporter } from './progress.js';
 import { cliLog, connectDb, connectRedis, gatewayFromEnv, openQueues } from './runtime.js';
 import { closeQueue } from '../queue/queues.js';
-import type { Redis } from 'ioredis';
+import type { RedisConnection } from '../queue/redis.js';
 import { settledWithin, withDeadline } from '../deadline.js';
 
 export interface Session {
   env: ResolvedEnv;
   log: Log;
   db: DbHandle;
-  redis: Redis;
+  redis: RedisConnection;
   queues: ReturnType<typeof openQueues>;
   gateway: Gateway | null;
   close(): Promise<void>;
@@ -37,7 +37,7 @@ const REDIS_PING_DEADLINE_MS = 3_000;
 export async function openSession(env: ResolvedEnv, options: { needGateway: boolean }): Promise<Session> {
   const gateway = options.needGateway ? gatewayFromEnv(env) : null;
   const db = await connectDb(env);
-  let redis: Redis;
+  let redis: RedisConnection;
   try {
     redis = await connectRedis(env, options.needGateway ? 'worker' : 'producer');
   } catch (e) {

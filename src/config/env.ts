@@ -43,6 +43,44 @@ const marketKey = z.string().superRefine((value, ctx) => {
 
 const flagFromEnv = z.enum(['0', '1', 'true', 'false']).transform((v) => v === '1' || v === 'true');
 
+export interface RedisNodeAddress {
+  host: string;
+  port: number;
+}
+
+/** `host:port`, `host` (port 6379) or `[v6]:port`; the brackets are not part of the host ioredis dials. */
+const NODE_ADDRESS = /^(?:\[(?<v6>[0-9A-Fa-f:.]+)\]|(?<host>[A-Za-z0-9.-]+))(?::(?<port>\d{1,5}))?$/;
+
+/** REDIS_CLUSTER_NODES: comma-separated startup nodes, each checked on its own; duplicates are dropped. */
+const clusterNodes = z.string().transform((value, ctx): RedisNodeAddress[] => {
+  const nodes = new Map<string, RedisNodeAddress>();
+  for (const item of value.split(',').map((s) => s.trim())) {
+    const m = NODE_ADDRESS.exec(item);
+    const port = Number(m?.groups?.['port'] ?? 6379);
+    if (m === null || port < 1 || port > 65_535) {
+      ctx.addIssue({ code: 'custom', message: `"${item}" is not host:port (e.g. 10.0.0.1:6379,10.0.0.2:6379)` });
+      continue;
+    }
+    const host = m.groups?.['v6'] ?? m.groups?.['host'] ?? '';
+    nodes.set(`${host}|${port}`, { host, port });
+  }
+  return [...nodes.values()];
+});
+
+/** Characters of a prefix; at most one `{tag}` among them, whose inside names the cluster hash slot. */
+const PREFIX_CHARS = '[A-Za-z0-9_.-]';
+const QUEUE_PREFIX_PATTERN = new RegExp(`^${PREFIX_CHARS}*(?:\\{${PREFIX_CHARS}+\\})?${PREFIX_CHARS}*$`);
+const HASH_TAG = /\{[^{}]+\}/;
+
+/**
+ * The BullMQ prefix on a Redis Cluster. BullMQ's scripts touch several keys of a queue at once, which a
+ * cluster runs only when they hash to one slot: a prefix with a hash tag is kept as it is, any other
+ * is wrapped whole in braces, so every key of every queue of the deployment hashes to the same slot.
+ */
+export function clusterQueuePrefix(prefix: string): string {
+  return HASH_TAG.test(prefix) ? prefix : `{${prefix}}`;
+}
+
 const envSchema = z.object({
   DATABASE_URL: urlWithScheme(['postgres:', 'postgresql:'], 'postgres://user:password@host:5432/database').default(
     DEFAULT_DATABASE_URL,
@@ -53,9 +91,17 @@ const envSchema = z.object({
   GATEWAY_AUTH_HEADER: z.enum(['authorization', 'x-api-key']).default('authorization'),
   GATEWAY_TIMEOUT_MS: intFromEnv(1, 600_000).default(30_000),
   GATEWAY_ALLOW_INSECURE_HTTP: flagFromEnv.default(false),
+  REDIS_CLUSTER_NODES: clusterNodes.optional(),
+  REDIS_USERNAME: z.string().optional(),
+  REDIS_PASSWORD: z.string().optional(),
+  REDIS_TLS: flagFromEnv.default(false),
   QUEUE_PREFIX: z
     .string()
-    .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'must be 1-64 characters of letters, digits, _ . -')
+    .max(64, 'must be at most 64 characters')
+    .regex(
+      QUEUE_PREFIX_PATTERN,
+      'must be letters, digits, _ . - with at most one {hash tag} (non-empty) among them, e.g. gateway-ingest or {gateway-ingest}',
+    )
     .default('gateway-ingest'),
   WORKER_CONCURRENCY: intFromEnv(1, 256).default(4),
   WINDOW_LANES: intFromEnv(1, 32).default(4),
@@ -76,9 +122,22 @@ const envSchema = z.object({
   AUDIT_RETENTION_DAYS: intFromEnv(1, 36_500).default(400),
 });
 
+/** A Redis Cluster reached through its startup nodes (REDIS_CLUSTER_NODES); every node takes the same credentials. */
+export interface RedisClusterSettings {
+  nodes: RedisNodeAddress[];
+  username: string | null;
+  /** Never logged. */
+  password: string | null;
+  /** TLS to every node, verified against the system's CAs (NODE_EXTRA_CA_CERTS adds a private one). */
+  tls: boolean;
+}
+
 export interface ResolvedEnv {
   databaseUrl: string;
+  /** The single Redis; unused when `redisCluster` is set. */
   redisUrl: string;
+  /** REDIS_CLUSTER_NODES and its REDIS_USERNAME, REDIS_PASSWORD, REDIS_TLS; null: the single Redis at `redisUrl`. */
+  redisCluster: RedisClusterSettings | null;
   gateway: {
     baseUrl: string | null;
     /** Kept out of every log line, row and job payload; only the HTTP client sees it. */
@@ -88,6 +147,7 @@ export interface ResolvedEnv {
     /** Plain http:// to a host off this machine is allowed (the key would travel in clear). */
     allowInsecureHttp: boolean;
   };
+  /** The BullMQ prefix: QUEUE_PREFIX as given on a single Redis, hash-tagged on a cluster (see clusterQueuePrefix). */
   queuePrefix: string;
   workerConcurrency: number;
   /** Calls one earthquake window may have in flight at once, on call slots no other window waits for. */
@@ -127,9 +187,22 @@ export function parseEnv(env: NodeJS.ProcessEnv): ResolvedEnv {
     throw new ConfigError(`invalid environment:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  // Credentials and TLS of a single Redis stay in REDIS_URL, as they always were: these three are
+  // read only with REDIS_CLUSTER_NODES, so that a variable of the same name set for something else
+  // never changes how an existing deployment connects.
+  const redisCluster: RedisClusterSettings | null =
+    e.REDIS_CLUSTER_NODES === undefined
+      ? null
+      : {
+          nodes: e.REDIS_CLUSTER_NODES,
+          username: e.REDIS_USERNAME ?? null,
+          password: e.REDIS_PASSWORD ?? null,
+          tls: e.REDIS_TLS,
+        };
   return {
     databaseUrl: e.DATABASE_URL,
     redisUrl: e.REDIS_URL,
+    redisCluster,
     gateway: {
       baseUrl: e.GATEWAY_BASE_URL?.replace(/\/+$/, '') ?? null,
       key: e.MARKET_KEY ?? null,
@@ -137,7 +210,7 @@ export function parseEnv(env: NodeJS.ProcessEnv): ResolvedEnv {
       timeoutMs: e.GATEWAY_TIMEOUT_MS,
       allowInsecureHttp: e.GATEWAY_ALLOW_INSECURE_HTTP,
     },
-    queuePrefix: e.QUEUE_PREFIX,
+    queuePrefix: redisCluster === null ? e.QUEUE_PREFIX : clusterQueuePrefix(e.QUEUE_PREFIX),
     workerConcurrency: e.WORKER_CONCURRENCY,
     windowLanes: e.WINDOW_LANES,
     httpPort: e.HTTP_PORT,

@@ -3,7 +3,6 @@
  * schedulers kept in step with jobs.yaml, and the HTTP endpoints. Connections come from the caller.
  */
 import type { Queue, Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
 import type { ResolvedEnv } from '../config/env.js';
 import type { ResolvedJobsFile } from '../config/jobs-file.js';
 import type { DbHandle } from '../db/connection.js';
@@ -17,13 +16,14 @@ import { startRetention } from './retention.js';
 import { createServiceMetrics } from './metrics.js';
 import { desiredSchedulers, openTickQueue, syncSchedulers } from './schedulers.js';
 import { closeQueue } from '../queue/queues.js';
+import type { RedisConnection } from '../queue/redis.js';
 import { startTickWorker } from './tick.js';
 
 export interface ServiceDeps {
   env: ResolvedEnv;
   log: Log;
   db: DbHandle;
-  redis: Redis;
+  redis: RedisConnection;
   queues: { earthquake: Queue; indicator: Queue };
   /** Starts the earthquake and indicator workers, reporting calls to `observer`. */
   startWorkers(observer: CallObserver): RunningWorkers;
@@ -62,7 +62,7 @@ async function closeWorker(worker: Worker, deadlineMs: number): Promise<boolean>
   return cutOff;
 }
 
-function redisCheck(redis: Redis): () => Promise<unknown> {
+function redisCheck(redis: RedisConnection): () => Promise<unknown> {
   // Commands queue while disconnected (workers never give up on Redis): ask only when connected.
   return () => (redis.status === 'ready' ? redis.ping() : Promise.reject(new Error(`connection is ${redis.status}`)));
 }
