@@ -6,9 +6,8 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { earthquakeEvents, ingestPartitions } from '../../src/db/schema.js';
-import { startEmulator, type RunningEmulator } from '../../src/emulator/index.js';
+import { dataFolder, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
-import { dataFolder } from '../../src/paths.js';
 import { asStored, storedEvents } from '../support/events.js';
 import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { clusterKeys, missingClusterBinaries, startLocalCluster, type LocalCluster } from '../support/redis-cluster.js';
