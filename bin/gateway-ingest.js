@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Thin launcher: the CLI is compiled to dist/ by `npm run build` (run by `npm ci` via `prepare`).
-import { main } from '../dist/cli/main.js';
+// entry.js starts tracing (when OTEL_TRACES_EXPORTER asks for it) before it loads the CLI.
+import { run } from '../dist/cli/entry.js';
 
-process.exitCode = await main(process.argv);
+process.exitCode = await run(process.argv);
 // Every connection was closed (each close bounded) and every record written by now: a socket a
 // silent server still holds open must not keep the process alive.
 setTimeout(() => process.exit(), 2_000).unref();
