@@ -1,4 +1,4 @@
 // Runs the CLI from source without a build: node --import tsx src/cli/dev-entry.ts ...
-import { main } from './main.js';
+import { run } from './entry.js';
 
-process.exitCode = await main(process.argv);
+process.exitCode = await run(process.argv);

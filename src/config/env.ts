@@ -11,7 +11,7 @@ const intFromEnv = (min: number, max: number) =>
  * A URL check that never throws: an unparseable value becomes one issue naming what is wrong. The
  * value itself is not echoed, since a URL that fails to parse cannot have its password redacted.
  */
-const urlWithScheme = (schemes: string[], example: string) =>
+export const urlWithScheme = (schemes: string[], example: string) =>
   z.string().superRefine((value, ctx) => {
     if (!URL.canParse(value)) {
       ctx.addIssue({ code: 'custom', message: `is not a valid absolute URL (expected e.g. ${example})` });
@@ -174,7 +174,7 @@ export interface ResolvedEnv {
 }
 
 /** Empty strings count as unset, as they do in most shells' `VAR=` idiom. */
-function present(env: NodeJS.ProcessEnv): Record<string, string> {
+export function present(env: NodeJS.ProcessEnv): Record<string, string> {
   return Object.fromEntries(
     Object.entries(env).filter((e): e is [string, string] => typeof e[1] === 'string' && e[1] !== ''),
   );

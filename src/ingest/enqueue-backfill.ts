@@ -4,12 +4,13 @@ import { doneCoverage, recordPlanned, unfinishedWindows } from '../db/partitions
 import { upsertStream } from '../db/streams.js';
 import type { EarthquakeFilters } from '../domain/filters.js';
 import type { Interval } from '../domain/interval.js';
-import { LIMITS } from '../domain/spec.js';
+import { LIMITS, type Operation } from '../domain/spec.js';
 import { earthquakeStream, indicatorStream } from '../domain/streams.js';
 import { planChunks } from '../planning/chunks.js';
 import { planWindows } from '../planning/windows.js';
 import { earthquakeWork, indicatorWork, type PlannedWork } from '../planning/work.js';
 import { enqueueJobs } from '../queue/enqueue.js';
+import { ATTR, inSpan } from '../telemetry/tracing.js';
 
 export interface EnqueueSummary {
   streamKey: string;
@@ -57,7 +58,36 @@ export interface EarthquakeBackfill {
   backfillId?: string | null;
 }
 
-export async function enqueueEarthquakeBackfill(db: Db, queue: Queue, b: EarthquakeBackfill): Promise<EnqueueSummary> {
+/**
+ * One span per enqueue, `backfill enqueue`: the jobs it adds carry its context, so each job's span,
+ * and the gateway calls and statements beneath, sit under it in one trace.
+ */
+function enqueueSpan<T extends EnqueueSummary | EnqueueSummary[]>(
+  operation: Operation,
+  b: { refresh: boolean; backfillId?: string | null },
+  enqueue: () => Promise<T>,
+): Promise<T> {
+  const attributes = { [ATTR.operation]: operation, [ATTR.refresh]: b.refresh };
+  return inSpan('backfill enqueue', { attributes }, async (span) => {
+    if (b.backfillId) span.setAttribute(ATTR.backfillId, b.backfillId);
+    const result = await enqueue();
+    const summaries: EnqueueSummary[] = Array.isArray(result) ? result : [result];
+    const total = (count: (s: EnqueueSummary) => number) => summaries.reduce((n, s) => n + count(s), 0);
+    span.setAttributes({
+      [ATTR.planned]: total((s) => s.planned),
+      [ATTR.added]: total((s) => s.added),
+      [ATTR.alreadyQueued]: total((s) => s.alreadyQueued),
+    });
+    if (summaries.length === 1) span.setAttribute(ATTR.streamKey, summaries[0]!.streamKey);
+    return result;
+  });
+}
+
+export function enqueueEarthquakeBackfill(db: Db, queue: Queue, b: EarthquakeBackfill): Promise<EnqueueSummary> {
+  return enqueueSpan('earthquake', b, () => enqueueEarthquake(db, queue, b));
+}
+
+async function enqueueEarthquake(db: Db, queue: Queue, b: EarthquakeBackfill): Promise<EnqueueSummary> {
   const stream = earthquakeStream(b.filters);
   await upsertStream(db, stream, b.streamName ?? null);
   const covered = b.refresh ? [] : (await doneCoverage(db, stream.streamKey)).windows;
@@ -87,7 +117,11 @@ export interface IndicatorBackfill {
   backfillId?: string | null;
 }
 
-export async function enqueueIndicatorBackfill(db: Db, queue: Queue, b: IndicatorBackfill): Promise<EnqueueSummary[]> {
+export function enqueueIndicatorBackfill(db: Db, queue: Queue, b: IndicatorBackfill): Promise<EnqueueSummary[]> {
+  return enqueueSpan('indicator', b, () => enqueueIndicators(db, queue, b));
+}
+
+async function enqueueIndicators(db: Db, queue: Queue, b: IndicatorBackfill): Promise<EnqueueSummary[]> {
   const out: EnqueueSummary[] = [];
   for (const indicator of b.indicators) {
     for (const country of b.countries) {

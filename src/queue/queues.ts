@@ -1,5 +1,6 @@
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
 import { type Operation } from '../domain/spec.js';
+import { queueTelemetry } from '../telemetry/tracing.js';
 
 export const QUEUE_NAMES = {
   earthquake: 'earthquake-windows',
@@ -30,6 +31,7 @@ export function openQueue(operation: Operation, s: QueueSettings): Queue {
     connection: s.connection,
     prefix: s.prefix,
     defaultJobOptions: QUEUE_JOB_OPTIONS,
+    telemetry: queueTelemetry(),
   });
 }
 

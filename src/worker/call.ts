@@ -31,6 +31,7 @@ import {
 } from '../errors.js';
 import type { Attempt, AttemptRecord } from '../gateway/attempt.js';
 import { attemptError } from '../gateway/client.js';
+import { traceGatewayCall } from '../telemetry/tracing.js';
 import { durable } from './durable.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
 
@@ -86,7 +87,8 @@ export async function makeCall<R>(
     await releaseBudget(deps.db, scopes);
     throw new ShutdownError('the worker is stopping: no new gateway call');
   }
-  const attempt = await send().catch(async (e: unknown) => {
+  const traced = { purpose: call.purpose, attemptId, streamKey: call.streamKey, partitionKey: call.partitionKey };
+  const attempt = await traceGatewayCall(operation, traced, send).catch(async (e: unknown) => {
     // Refused before sending (the request broke the spec): nothing left this process.
     if (e instanceof GatewayError) {
       await markAttemptRefused(deps.db, attemptId, e.message);

@@ -22,6 +22,7 @@ import {
 } from '../errors.js';
 import { earthquakeWindowJobSchema, indicatorChunkJobSchema } from '../planning/work.js';
 import { QUEUE_NAMES } from '../queue/queues.js';
+import { ATTR, annotateActiveSpan, queueTelemetry } from '../telemetry/tracing.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
 import { isConnectionError } from './durable.js';
 import { CallSlots } from './slots.js';
@@ -199,6 +200,8 @@ function wrap<T extends { streamKey: string; partitionKey: string }>(
       throw new UnrecoverableError(
         `invalid job payload: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
       );
+    // BullMQ runs the processor inside the job's span: which partition it is, for finding it in a trace.
+    annotateActiveSpan({ [ATTR.streamKey]: parsed.data.streamKey, [ATTR.partitionKey]: parsed.data.partitionKey });
     const controller = new AbortController();
     s.inFlight.add(controller);
     const leave = s.slots.enter();
@@ -268,6 +271,7 @@ export function startWorkers(settings: WorkerSettings, deps: ProcessorDeps): Run
         limiter: { max: 1_000_000, duration: 1_000 },
         // A job whose worker died is taken over, however often that happens; never failed unrun.
         maxStalledCount: 1_000_000,
+        telemetry: queueTelemetry(),
       },
     );
     worker.on('error', (err) => deps.log.error({ err, queue: op }, 'worker error'));

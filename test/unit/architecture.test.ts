@@ -61,6 +61,7 @@ describe('architecture', () => {
       config: 1,
       gateway: 1,
       planning: 1,
+      telemetry: 1,
       db: 2,
       queue: 2,
       worker: 3,
