@@ -4,14 +4,14 @@
  */
 import type { Command } from 'commander';
 import type { z } from 'zod';
-import { parseDateOnly, parseRfc3339 } from '../domain/time.js';
+import { parseInstant } from '../domain/time.js';
 import { UsageError } from '../errors.js';
 
-/** RFC 3339 timestamp, or a YYYY-MM-DD date meaning UTC midnight. */
+/** RFC 3339 timestamp, or a YYYY-MM-DD date meaning UTC midnight (the domain's rule, as jobs.yaml has it). */
 export function parseInstantFlag(flag: string, value: string): number {
-  const ms = parseDateOnly(value) ?? parseRfc3339(value);
-  if (ms === null) throw new UsageError(`${flag}: "${value}" is not an RFC 3339 timestamp or a YYYY-MM-DD date`);
-  return ms;
+  const parsed = parseInstant(value);
+  if (!parsed.ok) throw new UsageError(`${flag}: ${parsed.problem}`);
+  return parsed.ms;
 }
 
 function firstIssue(error: z.ZodError): string {
