@@ -8,6 +8,7 @@ import {
 import { resolveYearRange } from '../../planning/chunks.js';
 import { EXIT } from '../exit.js';
 import {
+  configOption,
   earthquakeRangeOptions,
   indicatorRangeOptions,
   parseCodeFlag,
@@ -17,7 +18,6 @@ import {
 } from '../flags.js';
 import { allowInsecureHttpOption, loadEnv } from '../runtime.js';
 import { awaitBackfill, openSession } from '../session.js';
-import { configOption } from './check-config.js';
 import { backfillControlCommands, maxBilledCallsOption, parseMaxBilledCalls } from './backfill-control.js';
 import { recordBackfill } from '../../ingest/backfills.js';
 import { addPlanOptions, confirmBackfill, dryRun, type PlanFlags } from './plan.js';

@@ -18,8 +18,7 @@ import { EXIT } from '../exit.js';
 import { allowInsecureHttpOption, cliLog, connectDb, gatewayFromEnv, loadEnv } from '../runtime.js';
 import type { Session } from '../session.js';
 import { parseEarthquakeFlags, parseIndicatorFlags } from './backfill.js';
-import { configOption } from './check-config.js';
-import { earthquakeRangeOptions, indicatorRangeOptions } from '../flags.js';
+import { configOption, earthquakeRangeOptions, indicatorRangeOptions } from '../flags.js';
 
 export interface PlanFlags {
   dryRun?: boolean;
