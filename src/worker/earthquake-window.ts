@@ -3,11 +3,11 @@ import { recordEarthquakeAnswer } from '../db/earthquake-events.js';
 import { finishRead } from '../db/answers.js';
 import { lastAnswerOf } from '../db/audit.js';
 import { isDone, loadPartition } from '../db/partitions.js';
-import { requestMinMagnitude, type EarthquakeFilters } from '../domain/filters.js';
 import { PARTITION_STATE } from '../domain/partition.js';
 import { toRfc3339 } from '../domain/time.js';
 import { GaveUpError } from '../errors.js';
-import type { EarthquakeRequest, EarthquakeResult } from '../gateway/schemas.js';
+import type { EarthquakeResult } from '../gateway/schemas.js';
+import { earthquakeRequest } from '../planning/earthquake-request.js';
 import {
   advance,
   frontierSchema,
@@ -25,27 +25,7 @@ import type { JobContext, ProcessorDeps } from './deps.js';
 import { failedAttempt, makeCall, type Call } from './call.js';
 import { durable } from './durable.js';
 import { reconcileDeletions, type DeletionOutcome } from './deletions.js';
-import {
-  emptyStats,
-  learnFromAnswer,
-  MAX_RESULTS,
-  shareOrderEvidence,
-  tally,
-  windowKnowledge,
-} from './gateway-facts.js';
-
-/** Pure: the gateway request for one query of a window: the stream's filters, the query's region and circle. */
-export function earthquakeRequest(filters: EarthquakeFilters, q: Pick<Query, 'region' | 'circle'>): EarthquakeRequest {
-  const circle = q.circle ?? filters.circle;
-  return {
-    provider: 'quake-catalog',
-    start_time: toRfc3339(q.region.lo),
-    end_time: toRfc3339(q.region.hi),
-    ...requestMinMagnitude(filters),
-    ...(circle ? { latitude: circle.latitude, longitude: circle.longitude, radius_km: circle.radiusKm } : {}),
-    max_results: MAX_RESULTS,
-  };
-}
+import { emptyStats, learnFromAnswer, shareOrderEvidence, tally, windowKnowledge } from './gateway-facts.js';
 
 type Stored = { frontier: Frontier } | { retry: Region[] } | null;
 

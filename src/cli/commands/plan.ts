@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import type { ResolvedEnv } from '../../config/env.js';
 import type { Db } from '../../db/connection.js';
+import { earthquakeGatewayKey } from '../../db/gateway-knowledge.js';
 import { UsageError } from '../../errors.js';
 import type { Gateway } from '../../gateway/client.js';
 import { planBackfill, type BackfillRequest, type Plan } from '../../ingest/plan.js';
@@ -69,7 +70,7 @@ function settingsOf(env: ResolvedEnv, nowMs: number) {
     nowMs,
     concurrency: env.workerConcurrency,
     lanes: env.windowLanes,
-    gatewayKey: env.gateway.baseUrl === null ? null : `${env.gateway.baseUrl}|earthquake`,
+    gatewayKey: env.gateway.baseUrl === null ? null : earthquakeGatewayKey(env.gateway.baseUrl),
     knowledgeTtlMs: env.gatewayKnowledgeTtlMs,
   };
 }
