@@ -17,13 +17,13 @@ import {
   BudgetExhaustedError,
   GatewayError,
   GaveUpError,
+  isConnectionError,
   PartitionBusyError,
   ShutdownError,
 } from '../errors.js';
 import { earthquakeWindowJobSchema, indicatorChunkJobSchema } from '../planning/work.js';
 import { QUEUE_NAMES } from '../queue/queues.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
-import { isConnectionError } from './durable.js';
 import { CallSlots } from './slots.js';
 import { CLAIM_MS, claim, type Claim } from './claim.js';
 import { processEarthquakeWindow } from './earthquake-window.js';
