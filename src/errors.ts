@@ -1,6 +1,7 @@
 /**
  * Every error class the product throws on purpose, in one leaf module; every layer may raise them,
- * and only the CLI maps them to exit codes (cli/exit.ts).
+ * and only the CLI maps them to exit codes (cli/exit.ts). Also how every layer tells an outage of
+ * our own services from any other error (`isConnectionError`).
  */
 
 /** Bad flags, bad config or bad input: exit 2, and nothing was changed. */
@@ -121,4 +122,30 @@ export class PartitionBusyError extends Error {
     super(`${partition.streamKey} ${partition.partitionKey} is being read by another worker run`);
     this.name = 'PartitionBusyError';
   }
+}
+
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  '57P01',
+  '57P02',
+  '57P03',
+]);
+
+/**
+ * Our own PostgreSQL or Redis is unreachable, restarting or silent (not: the statement is wrong),
+ * from the driver's code or message, or the cause it wraps. Such an outage is waited out, never
+ * counted against the work.
+ */
+export function isConnectionError(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
+  if (e.cause !== undefined && e.cause !== e && isConnectionError(e.cause)) return true;
+  return /Connection terminated|connection silent|cut off by shutdown|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error|terminating connection/i.test(
+    e.message,
+  );
 }

@@ -2,16 +2,17 @@
  * Flag values into domain values. The rules are the domain's zod schemas; only the wording is
  * the CLI's own, so that every message names the flag and repeats the value given.
  */
-import type { Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { z } from 'zod';
-import { parseDateOnly, parseRfc3339 } from '../domain/time.js';
+import { DEFAULT_JOBS_FILE } from '../config/jobs-file.js';
+import { parseInstant } from '../domain/time.js';
 import { UsageError } from '../errors.js';
 
-/** RFC 3339 timestamp, or a YYYY-MM-DD date meaning UTC midnight. */
+/** RFC 3339 timestamp, or a YYYY-MM-DD date meaning UTC midnight (the domain's rule, as jobs.yaml has it). */
 export function parseInstantFlag(flag: string, value: string): number {
-  const ms = parseDateOnly(value) ?? parseRfc3339(value);
-  if (ms === null) throw new UsageError(`${flag}: "${value}" is not an RFC 3339 timestamp or a YYYY-MM-DD date`);
-  return ms;
+  const parsed = parseInstant(value);
+  if (!parsed.ok) throw new UsageError(`${flag}: ${parsed.problem}`);
+  return parsed.ms;
 }
 
 function firstIssue(error: z.ZodError): string {
@@ -82,4 +83,30 @@ export function indicatorRangeOptions(c: Command): Command {
     )
     .option('--from-year <year>', 'first year, 1960 or later (default: nine years before --to-year)')
     .option('--to-year <year>', 'last year, not after the current year (default: the current year)');
+}
+
+export interface ConfigOptionUse {
+  /** What the command reads the file for, as the help says it. */
+  purpose?: string;
+  /**
+   * False (the default): the command runs from the file, ./jobs.yaml unless told, and it must load.
+   * True: the command only joins what the file names; without --config it reads ./jobs.yaml when
+   * present, and leaves `config` undefined so that only an explicit path must load.
+   */
+  optional?: boolean;
+}
+
+/** `--config <path>`: the jobs file, for every command that reads one. */
+export function configOption({
+  purpose = 'jobs file declaring the streams to ingest',
+  optional = false,
+}: ConfigOptionUse = {}): Option {
+  const option = new Option(
+    '--config <path>',
+    optional ? `${purpose} (default: ${DEFAULT_JOBS_FILE} when present)` : purpose,
+  ).argParser((path: string) => {
+    if (path.trim() === '') throw new InvalidArgumentError('must be the path of a jobs file.');
+    return path;
+  });
+  return optional ? option : option.default(DEFAULT_JOBS_FILE);
 }

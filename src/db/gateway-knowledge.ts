@@ -22,6 +22,11 @@ export interface GatewayFacts {
   orderStats: OrderStats;
 }
 
+/** Whose facts these are: every process that reads earthquakes from this base URL shares them. */
+export function earthquakeGatewayKey(baseUrl: string): string {
+  return `${baseUrl}|earthquake`;
+}
+
 const NO_FACTS: GatewayFacts = { capFloor: 1, probedRecently: false, orderStats: orderStatsSchema.parse(undefined) };
 
 export async function readGatewayFacts(

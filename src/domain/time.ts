@@ -51,7 +51,7 @@ export function parseRfc3339(value: string): number | null {
 }
 
 /** `YYYY-MM-DD` as UTC midnight, or null when it is not a real calendar date. */
-export function parseDateOnly(value: string): number | null {
+function parseDateOnly(value: string): number | null {
   const m = DATE_ONLY.exec(value);
   if (!m) return null;
   const [year, month, day] = m.slice(1, 4).map(Number) as [number, number, number];
@@ -60,6 +60,27 @@ export function parseDateOnly(value: string): number | null {
   const d = new Date(0);
   d.setUTCFullYear(year, month - 1, day);
   return d.getTime();
+}
+
+/** The forms an instant a person writes (a CLI flag, a jobs.yaml key) may take, for messages. */
+export const INSTANT_FORMS = 'a date (YYYY-MM-DD, UTC midnight) or an RFC 3339 timestamp (2000-01-01T00:00:00Z)';
+
+export type ParsedInstant = { ok: true; ms: number } | { ok: false; problem: string };
+
+/**
+ * The one rule for instants a person writes: a date (`YYYY-MM-DD`, UTC midnight, a real calendar
+ * date) or an RFC 3339 timestamp (`Z` or a numeric offset). `problem` repeats the text given but
+ * names no source: the caller puts the flag or the key in front of it.
+ */
+export function parseInstant(text: string): ParsedInstant {
+  if (DATE_ONLY.test(text)) {
+    const ms = parseDateOnly(text);
+    return ms === null ? { ok: false, problem: `${JSON.stringify(text)} is not a calendar date` } : { ok: true, ms };
+  }
+  const ms = parseRfc3339(text);
+  return ms === null
+    ? { ok: false, problem: `must be ${INSTANT_FORMS}, got ${JSON.stringify(text)}` }
+    : { ok: true, ms };
 }
 
 /** Canonical wire form: UTC, millisecond precision only when it is not zero. */

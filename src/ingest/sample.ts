@@ -7,18 +7,17 @@
  */
 import { commitAnswer } from '../db/answers.js';
 import type { CallContext } from '../db/audit.js';
-import { recordAnswerSize } from '../db/gateway-knowledge.js';
+import { earthquakeGatewayKey, recordAnswerSize } from '../db/gateway-knowledge.js';
 import { SAMPLE_PURPOSE } from '../db/queries/plan.js';
 import type { EarthquakeFilters } from '../domain/filters.js';
 import type { Interval } from '../domain/interval.js';
 import { LIMITS } from '../domain/spec.js';
 import { DAY_MS, SECOND_MS, floorSecond, secondAfter } from '../domain/time.js';
 import { BudgetExhaustedError, UsageError, retryPolicyOf } from '../errors.js';
+import { earthquakeRequest } from '../planning/earthquake-request.js';
 import { windowKey } from '../planning/windows.js';
 import { failedAttempt, makeCall } from '../worker/call.js';
 import type { ProcessorDeps } from '../worker/deps.js';
-import { earthquakeRequest } from '../worker/earthquake-window.js';
-import { gatewayKey } from '../worker/gateway-facts.js';
 
 const CAP = LIMITS.maxResultsCeiling;
 /** The shortest interval a sample shrinks to: a minute holds a cap of events only in a swarm. */
@@ -120,7 +119,13 @@ export async function sampleDensity(
     deps.observer?.onCall(attempt.record, 0);
     // What every answer teaches the workers: the gateway's cap is at least this.
     if (events.length > 1)
-      await recordAnswerSize(deps.db, gatewayKey(deps), events.length, attempt.record.finishedAt, deps.knowledgeTtlMs);
+      await recordAnswerSize(
+        deps.db,
+        earthquakeGatewayKey(deps.gateway.baseUrl),
+        events.length,
+        attempt.record.finishedAt,
+        deps.knowledgeTtlMs,
+      );
     const times = events.map((e) => Date.parse(e.time)).filter(Number.isFinite);
     const spanMs = times.length > 1 ? Math.max(...times) - Math.min(...times) : interval.endMs - interval.startMs;
     lengthMs = nextLengthMs(interval.endMs - interval.startMs, events.length, spanMs, window.endMs - window.startMs);

@@ -2,7 +2,7 @@ import type { Db } from '../db/connection.js';
 import { countFinished, type FinishedCount, type PartitionProgress } from '../db/partitions.js';
 import type { Halt } from '../domain/backfill.js';
 import { DeadlineError, settledWithin, withDeadline } from '../deadline.js';
-import { isConnectionError } from '../worker/durable.js';
+import { isConnectionError } from '../errors.js';
 
 export type WaitProgress = PartitionProgress;
 

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { claimPartition, releaseClaim, renewClaim, type PartitionRef } from '../db/partitions.js';
 import type { Db } from '../db/connection.js';
 import type { Log } from '../log.js';
-import { isConnectionError } from './durable.js';
+import { isConnectionError } from '../errors.js';
 
 /** A killed worker's partition is free this long after its last renewal (BullMQ hands its job out within about as long). */
 export const CLAIM_MS = 10_000;

@@ -10,12 +10,12 @@ import { deletionCandidates, markDeleted, recordDeletionCheck } from '../db/eart
 import { NO_FILTERS } from '../domain/filters.js';
 import { toRfc3339 } from '../domain/time.js';
 import { planChecks, provenByWindow, judgeCheck, type DeletionCheck } from '../planning/deletions.js';
+import { earthquakeRequest } from '../planning/earthquake-request.js';
 import { PRECISION_MS, windowRegion, type Frontier } from '../planning/truncation/index.js';
 import type { EarthquakeWindowJob } from '../planning/work.js';
 import { makeCall } from './call.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
 import { durable } from './durable.js';
-import { earthquakeRequest } from './earthquake-window.js';
 
 export interface DeletionOutcome {
   candidates: number;

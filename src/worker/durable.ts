@@ -3,33 +3,12 @@
  * memory and its transaction retried until the database is back (or the worker stops), instead
  * of being dropped and bought again.
  */
+import { isConnectionError } from '../errors.js';
 import type { Log } from '../log.js';
 import type { JobContext } from './deps.js';
 
 /** How long an answer is held for a database that does not answer. */
 export const HOLD_ANSWER_MS = 15 * 60_000;
-
-const CONNECTION_CODES = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'ENOTFOUND',
-  '57P01',
-  '57P02',
-  '57P03',
-]);
-
-/** The database is unreachable or restarting (not: the statement is wrong). */
-export function isConnectionError(e: unknown): boolean {
-  if (!(e instanceof Error)) return false;
-  const code = (e as { code?: unknown }).code;
-  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
-  if (e.cause !== undefined && e.cause !== e && isConnectionError(e.cause)) return true;
-  return /Connection terminated|connection silent|cut off by shutdown|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error|terminating connection/i.test(
-    e.message,
-  );
-}
 
 export async function durable<T>(
   write: () => Promise<T>,

@@ -7,15 +7,15 @@
 import type { CallContext } from '../db/audit.js';
 import { commitAnswer } from '../db/answers.js';
 import {
+  earthquakeGatewayKey,
   readGatewayFacts,
   recordAnswerSize,
   recordOrderEvidence,
   recordProbe,
   type OrderStats,
 } from '../db/gateway-knowledge.js';
-import { LIMITS } from '../domain/spec.js';
-import { DAY_MS, SECOND_MS, secondAfter, toRfc3339 } from '../domain/time.js';
-import type { EarthquakeRequest } from '../gateway/schemas.js';
+import { DAY_MS } from '../domain/time.js';
+import { MAX_RESULTS, probeRequest } from '../planning/earthquake-request.js';
 import { preferOf, type Step, type WindowKnowledge } from '../planning/truncation/index.js';
 import type { EarthquakeWindowJob } from '../planning/work.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
@@ -23,25 +23,13 @@ import { failedAttempt, makeCall } from './call.js';
 import { durable } from './durable.js';
 import { windowPriors } from './window-priors.js';
 
-export const MAX_RESULTS = LIMITS.maxResultsCeiling;
 /** A window this long without filters proves the cap on its own first answer; shorter ones, or filtered ones, probe. */
 const SELF_PROVING_MS = 7 * DAY_MS;
 /** Share of windows that try a chain although the hint says the gateway keeps no order: gateways change. */
 const EXPLORE = 0.1;
 
-export function gatewayKey(deps: ProcessorDeps): string {
-  return `${deps.gateway.baseUrl}|earthquake`;
-}
-
-/** An unfiltered month ending with the window: what the real catalog fills beyond any cap. */
-export function probeRequest(window: { endMs: number }): EarthquakeRequest {
-  const hi = secondAfter(window.endMs);
-  return {
-    provider: 'quake-catalog',
-    start_time: toRfc3339(hi - LIMITS.maxWindowDays * DAY_MS + SECOND_MS),
-    end_time: toRfc3339(hi),
-    max_results: MAX_RESULTS,
-  };
+function gatewayKey(deps: ProcessorDeps): string {
+  return earthquakeGatewayKey(deps.gateway.baseUrl);
 }
 
 async function probeCap(

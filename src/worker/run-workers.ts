@@ -17,6 +17,7 @@ import {
   BudgetExhaustedError,
   GatewayError,
   GaveUpError,
+  isConnectionError,
   PartitionBusyError,
   ShutdownError,
 } from '../errors.js';
@@ -24,7 +25,6 @@ import { earthquakeWindowJobSchema, indicatorChunkJobSchema } from '../planning/
 import { QUEUE_NAMES } from '../queue/queues.js';
 import { ATTR, annotateActiveSpan, queueTelemetry } from '../telemetry/tracing.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
-import { isConnectionError } from './durable.js';
 import { CallSlots } from './slots.js';
 import { CLAIM_MS, claim, type Claim } from './claim.js';
 import { processEarthquakeWindow } from './earthquake-window.js';

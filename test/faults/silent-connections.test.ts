@@ -11,7 +11,7 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { CliProcess } from '../support/run-cli.js';
 import type { Disruption } from './support/disruptions.js';
-import { pollUntil, sleep } from './support/host.js';
+import { pollUntil } from './support/host.js';
 import { openScenario, suiteFixture, type Scenario, type Services } from './support/scenario.js';
 import { startSilenceProxy, type SilenceProxy } from './support/silence-proxy.js';
 import { verdict } from './support/verdict.js';
@@ -225,7 +225,9 @@ describe('the silence proxy', () => {
     const b = await client(proxy.port);
     b.socket.write('b1;');
     expect(await reads(b, 'b1;')).toBe(true);
-    await sleep(300);
+    // Both ways, what the silenced connection sent reached the proxy and went no further.
+    const dropped = 'a2;'.length + 'from-server;'.length;
+    expect(await pollUntil(async () => proxy.bytes().dropped >= dropped, 2_000, 10)).toBe(true);
     expect(a.got()).toBe('a1;');
     expect(proxy.counts()).toEqual({ open: 2, silenced: 1 });
 
@@ -235,7 +237,8 @@ describe('the silence proxy', () => {
     const c = await client(proxy.port);
     c.socket.write('c1;');
     c.socket.write('c2;');
-    await sleep(400);
+    const held = 'b2;c1;c2;'.length;
+    expect(await pollUntil(async () => proxy.bytes().held >= held, 2_000, 10)).toBe(true);
     expect([b.got(), c.got()]).toEqual(['b1;', '']);
     expect(await reads(c, 'c1;c2;', 3_000)).toBe(true);
     expect(Date.now() - silenceAt).toBeGreaterThanOrEqual(750);
@@ -245,7 +248,7 @@ describe('the silence proxy', () => {
     b.socket.write('b3;');
     expect(await reads(b, 'b3;', 500)).toBe(true);
     a.socket.write('a3;');
-    await sleep(200);
+    expect(await pollUntil(async () => proxy.bytes().dropped >= dropped + 'a3;'.length, 2_000, 10)).toBe(true);
     expect([a.got(), a.closed()]).toEqual(['a1;', false]);
 
     // A client that ends its connection while it is held: its bytes first, then its end.

@@ -5,7 +5,7 @@ import { retentionCutoff, rollUpBatch } from '../../src/db/retention.js';
 import { silentLog } from '../../src/log.js';
 import { startRetention } from '../../src/service/retention.js';
 import { createTestDatabase, uniquePrefix, type TestDatabase } from '../support/isolation.js';
-import { jobsDir, randomKey, startInProcess } from '../support/service.js';
+import { jobsDir, randomKey, startInProcess, waitFor } from '../support/service.js';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 5, 15, 12, 0, 0);
@@ -218,7 +218,7 @@ describe('audit retention', () => {
       jobs.path,
     );
     try {
-      while ((await auditCount(db, cutoff)) > 0) await new Promise((r) => setTimeout(r, 100));
+      await waitFor(async () => (await auditCount(db, cutoff)) === 0, 20_000, 'the retention sweep');
     } finally {
       await service.stop();
       jobs.remove();

@@ -113,9 +113,7 @@ describe('the CLI at the edges', () => {
     // A queue prefix of its own: no worker of another test takes these jobs.
     const alone = spawnCli([...BACKFILL, '--country', 'CHN', '--wait'], { ...env, QUEUE_PREFIX: uniquePrefix() });
     try {
-      const startedMs = Date.now();
       await waitFor(async () => /no worker is taking jobs/.test(alone.stderr()), 10_000, 'the no-worker note');
-      expect(Date.now() - startedMs).toBeLessThan(10_000);
       expect(alone.stderr()).toContain('start one (gateway-ingest worker) or re-run with --inline');
     } finally {
       alone.child.kill('SIGTERM');

@@ -8,6 +8,7 @@ import {
 } from '../../src/gateway/schemas.js';
 import { bundledDataPaths, loadUsgsFiles, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { OPERATIONS } from '../../src/domain/spec.js';
+import { waitFor } from '../support/wait.js';
 
 const KEY = 'test-key-7f3a';
 const EQ = OPERATIONS.earthquake.path;
@@ -457,13 +458,17 @@ describe('latency, call log and shutdown', () => {
   });
 
   it('close() does not wait for a slow answer', async () => {
-    const slow = await startEmulator({ key: KEY, events: [], indicators: [], latencyMs: 10_000, emptyAs: 'null' });
+    let clockReads = 0;
+    const now = () => (clockReads++, new Date());
+    const slow = await startEmulator({ key: KEY, events: [], indicators: [], latencyMs: 10_000, emptyAs: 'null', now });
+    const before = clockReads;
     const pending = request(`${slow.url}${EQ}`, {
       method: 'POST',
       headers: BEARER,
       body: JSON.stringify(quake()),
     }).catch((e: unknown) => e);
-    await new Promise((r) => setTimeout(r, 50));
+    // A request reads the clock as it arrives: from then on it is in its latency wait.
+    await waitFor(async () => clockReads > before, 5_000, 'the request to arrive', 5);
     const t0 = performance.now();
     await slow.close();
     expect(performance.now() - t0).toBeLessThan(1000);

@@ -1,6 +1,6 @@
 import { and, asc, count, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseIndicatorFlags } from '../../src/cli/commands/backfill.js';
+import { parseIndicatorFlags } from '../../src/cli/backfill-request.js';
 import {
   countryCodeAliases,
   gatewayExecutions,

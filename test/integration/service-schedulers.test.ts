@@ -5,8 +5,17 @@ import { startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { dataFolder } from '@gateway-ingest/emulator';
 import { desiredSchedulers, syncSchedulers } from '../../src/service/schedulers.js';
 import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
-import { ensureStopped, spawnCli, type CliProcess } from '../support/run-cli.js';
-import { dropPrefix, jobsDir, randomKey, serviceEnv, tickQueue, waitFor, type JobsDir } from '../support/service.js';
+import { ensureStopped, spawnCli, type CliProcess, type LogLine } from '../support/run-cli.js';
+import {
+  dropPrefix,
+  ingestQueues,
+  jobsDir,
+  randomKey,
+  serviceEnv,
+  tickQueue,
+  waitFor,
+  type JobsDir,
+} from '../support/service.js';
 
 const GDP = `${dataFolder}worldbank/API_NY.GDP.MKTP.CD_DS2_en_csv_v2.csv`;
 
@@ -44,6 +53,20 @@ async function ticksByScheduler(
     out[id] = (out[id] ?? 0) + 1;
   }
   return out;
+}
+
+/**
+ * Every tick run and every job it enqueued fetched: no tick waiting or running and the ingest
+ * queues empty. A duplicate run would be in the counts by then, not still to come.
+ */
+async function settled(ticks: Queue, ingest: Queue[]): Promise<boolean> {
+  const running = await ticksByScheduler(ticks, ['waiting', 'active']);
+  if (Object.keys(running).length > 0) return false;
+  for (const q of ingest) {
+    const counts = await q.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'waiting-children');
+    if (Object.values(counts).some((n) => n > 0)) return false;
+  }
+  return true;
 }
 
 async function schedulerIds(queue: Queue): Promise<string[]> {
@@ -106,6 +129,7 @@ describe('two `start` processes sharing Redis and Postgres', () => {
   const prefix = uniquePrefix();
   const key = randomKey();
   const ticks = tickQueue(prefix);
+  const ingest = ingestQueues(prefix);
   const procs: CliProcess[] = [];
 
   beforeAll(async () => {
@@ -119,6 +143,7 @@ describe('two `start` processes sharing Redis and Postgres', () => {
   afterAll(async () => {
     await Promise.all(procs.map(ensureStopped));
     await ticks.close();
+    await ingest.close();
     await emulator.close();
     await db.drop();
     jobs.remove();
@@ -132,7 +157,7 @@ describe('two `start` processes sharing Redis and Postgres', () => {
 
     // `every` schedulers run once at creation: one run per stream in all, not one per replica.
     await waitFor(async () => emulator.calls.length >= 2, 20_000, 'the first scheduled runs');
-    await new Promise((r) => setTimeout(r, 1_500));
+    await waitFor(() => settled(ticks.queue, ingest.queues), 20_000, 'the first runs to settle');
     expect(emulator.calls.map((c) => c.operation).sort()).toEqual(['earthquake', 'indicator']);
     expect(await schedulerIds(ticks.queue)).toEqual(['earthquake:quakes', 'indicator:gdp']);
     expect(await ticksByScheduler(ticks.queue, ['completed'])).toEqual({ 'earthquake:quakes': 1, 'indicator:gdp': 1 });
@@ -157,7 +182,11 @@ describe('two `start` processes sharing Redis and Postgres', () => {
       10_000,
       'the new stream to run',
     );
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Both replicas synced the edit: any scheduler or tick either of them would add is there now.
+    const syncedEdit = (l: LogLine) =>
+      l.msg === 'schedulers synced' && [l.upserted, l.unchanged].flat().includes('earthquake:quakes-b');
+    await Promise.all(procs.map((p) => p.waitForLog(syncedEdit, 10_000)));
+    await waitFor(() => settled(ticks.queue, ingest.queues), 20_000, 'the edited runs to settle');
     expect(await ticksByScheduler(ticks.queue, ['delayed', 'waiting', 'active'])).toEqual({
       'earthquake:quakes': 1,
       'earthquake:quakes-b': 1,

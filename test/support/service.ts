@@ -9,7 +9,7 @@ import { parseEnv } from '../../src/config/env.js';
 import { loadJobsFile } from '../../src/config/jobs-file.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { TICK_QUEUE } from '../../src/service/schedulers.js';
-import { closeQueue } from '../../src/queue/queues.js';
+import { closeQueue, QUEUE_NAMES } from '../../src/queue/queues.js';
 import { startService, type RunningService, type ServiceOptions } from '../../src/service/service.js';
 import { startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { createTestDatabase, redisUrl, trustGatewayCap, uniquePrefix, type TestDatabase } from './isolation.js';
@@ -112,6 +112,19 @@ export function tickQueue(prefix: string): { queue: Queue; close(): Promise<void
   };
 }
 
+/** Handles on the earthquake and indicator queues on their own connection, for looking at them from outside. */
+export function ingestQueues(prefix: string): { queues: Queue[]; close(): Promise<void> } {
+  const connection = new Redis(redisUrl(), { maxRetriesPerRequest: null });
+  const queues = Object.values(QUEUE_NAMES).map((name) => new Queue(name, { connection, prefix }));
+  return {
+    queues,
+    async close() {
+      await Promise.all(queues.map(closeQueue));
+      connection.disconnect();
+    },
+  };
+}
+
 /** Removes every key under a prefix, so shared Redis does not fill up with test queues. */
 export async function dropPrefix(prefix: string): Promise<void> {
   const redis = new Redis(redisUrl());
@@ -127,19 +140,7 @@ export async function dropPrefix(prefix: string): Promise<void> {
   }
 }
 
-export async function waitFor<T>(
-  probe: () => Promise<T | null | undefined | false>,
-  timeoutMs = 20_000,
-  what = 'condition',
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+export { waitFor } from './wait.js';
 
 /** A hand-made catalog event in the gateway's wire shape. */
 export function quake(id: string, timeMs: number, magnitude: number, place: string): EarthquakeEvent {

@@ -29,7 +29,31 @@ function edges(): Array<{ from: string; to: string }> {
   return sources.flatMap((f) => importsOf(f).map((to) => ({ from: f.path, to })));
 }
 
+/** Import cycles among `graph`'s modules, each as the path of imports that closes it. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, 'open' | 'done'>();
+  const path: string[] = [];
+  const visit = (from: string): void => {
+    state.set(from, 'open');
+    path.push(from);
+    for (const to of graph.get(from) ?? []) {
+      if (state.get(to) === 'open') found.push([...path.slice(path.indexOf(to)), to]);
+      else if (!state.has(to) && graph.has(to)) visit(to);
+    }
+    path.pop();
+    state.set(from, 'done');
+  };
+  for (const module of graph.keys()) if (!state.has(module)) visit(module);
+  return found;
+}
+
 describe('architecture', () => {
+  it('no import cycles (the emulator, a program of its own, aside)', () => {
+    const product = sources.filter((f) => layer(f.path) !== 'emulator');
+    expect(cycles(new Map(product.map((f) => [f.path, importsOf(f)])))).toEqual([]);
+  });
+
   it('nothing outside cli/ imports cli/', () => {
     const up = edges().filter((e) => layer(e.to) === 'cli' && layer(e.from) !== 'cli');
     expect(up).toEqual([]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseEarthquakeFlags, parseIndicatorFlags } from '../../src/cli/commands/backfill.js';
+import { parseEarthquakeFlags, parseIndicatorFlags } from '../../src/cli/backfill-request.js';
 import { parseInstantFlag } from '../../src/cli/flags.js';
 import { insecureGatewayProblem, isLoopbackHost, parseEnv, redactUrl } from '../../src/config/env.js';
 import { gatewayFromEnv, loadEnv } from '../../src/cli/runtime.js';

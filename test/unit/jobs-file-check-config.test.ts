@@ -1,15 +1,15 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Command } from 'commander';
+import { Command, type Option } from 'commander';
 import { describe, expect, it } from 'vitest';
 import {
   checkConfigCommand,
-  configOption,
   formatJobsSummary,
   formatProjection,
   projectStreams,
 } from '../../src/cli/commands/check-config.js';
+import { configOption } from '../../src/cli/flags.js';
 import { JobsFileError, loadJobsFile } from '../../src/config/jobs-file.js';
 import { UsageError } from '../../src/errors.js';
 
@@ -66,6 +66,23 @@ describe('check-config', () => {
     expect(configOption().flags).toBe('--config <path>');
     await expect(run(['--config', fixture('missing.yaml')])).rejects.toThrow(
       `${fixture('missing.yaml')}: jobs file not found`,
+    );
+  });
+
+  it('refuses an empty --config; an optional one stays unset without the flag', () => {
+    const parse = (option: Option, args: string[]) =>
+      new Command()
+        .exitOverride()
+        .configureOutput({ writeErr: () => undefined })
+        .addOption(option)
+        .parse(args, { from: 'user' })
+        .opts();
+    expect(() => parse(configOption(), ['--config', ' '])).toThrow(/'--config <path>' argument ' ' is invalid/);
+    expect(parse(configOption(), [])).toEqual({ config: './jobs.yaml' });
+    expect(parse(configOption({ optional: true }), [])).toEqual({});
+    expect(parse(configOption({ optional: true }), ['--config', 'x.yaml'])).toEqual({ config: 'x.yaml' });
+    expect(configOption({ purpose: 'names', optional: true }).description).toBe(
+      'names (default: ./jobs.yaml when present)',
     );
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { lanesNow } from '../../src/worker/earthquake-window.js';
+import { lanesNow } from '../../src/worker/window-lanes.js';
 import { CallSlots } from '../../src/worker/slots.js';
 
 describe('call slots', () => {

@@ -15,6 +15,7 @@ import {
   envelopeSchema,
   type EarthquakeEvent,
 } from '../../../src/gateway/schemas.js';
+import { waitFor } from '../../../test/support/wait.js';
 
 const KEY = 'live-key';
 const NOW = new Date('2025-06-10T00:00:00Z');
@@ -208,9 +209,12 @@ describe('one consistent catalog per query', () => {
   });
 
   it('answers a request from the catalog as it is when the answer is made', async () => {
-    const emu = await start({ latencyMs: 150 });
+    let clockReads = 0;
+    const emu = await start({ latencyMs: 150, now: () => (clockReads++, NOW) });
+    const before = clockReads;
     const pending = query(emu);
-    await new Promise((r) => setTimeout(r, 30));
+    // A request reads the clock as it arrives, then waits out the latency before the answer is made.
+    await waitFor(async () => clockReads > before, 5_000, 'the request to arrive', 5);
     emu.mutate({ delete: 100, add: 1 });
     const served = await pending;
     expect(served).toEqual(emu.currentEvents().reverse());
@@ -286,21 +290,19 @@ describe('the live timer', () => {
   });
 
   it('starts with the emulator under the live option and ends with close()', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     const emu = await start({ live: { addPerMinute: 6000, revisePerMinute: 6000, tickMs: 10 } });
-    await new Promise((r) => setTimeout(r, 120));
-    expect(emu.changes.length).toBeGreaterThan(0);
-    expect(emu.changes.every((c) => c.kind === 'add' || c.kind === 'revise')).toBe(true);
+    vi.advanceTimersByTime(120);
+    expect(kinds(emu.changes)).toEqual({ add: 12, revise: 12, delete: 0 });
     await emu.close();
-    const n = emu.changes.length;
-    await new Promise((r) => setTimeout(r, 50));
-    expect(emu.changes).toHaveLength(n);
+    vi.advanceTimersByTime(1_000);
+    expect(emu.changes).toHaveLength(24);
   });
 
   it('needs a window for an empty catalog, and fills it', async () => {
     await expect(start({ events: [], live: { addPerMinute: 1 } })).rejects.toThrow(/window/);
     const emu = await start({ events: [], live: { addPerMinute: 60_000, tickMs: 10, window: SECOND_HOUR } });
-    await new Promise((r) => setTimeout(r, 60));
-    expect(emu.currentEvents().length).toBeGreaterThan(0);
+    await waitFor(async () => emu.currentEvents().length > 0, 5_000, 'the first live events', 10);
     expect(emu.currentEvents().every((e) => inside(e, SECOND_HOUR))).toBe(true);
   });
 });

@@ -23,6 +23,7 @@ import {
   type ControlResult,
 } from '../../ingest/backfills.js';
 import { EXIT } from '../exit.js';
+import { configOption } from '../flags.js';
 import { allowInsecureHttpOption, loadEnv } from '../runtime.js';
 import { awaitBackfill, openSession, type Session } from '../session.js';
 import { declaredStreams } from '../../service/declared-streams.js';
@@ -153,11 +154,7 @@ async function withSession(
   }
 }
 
-const configFlag = () =>
-  new Option(
-    '--config <path>',
-    `jobs file naming the streams a target may name (default: ${DEFAULT_JOBS_FILE} when present)`,
-  );
+const configFlag = () => configOption({ purpose: 'jobs file naming the streams a target may name', optional: true });
 
 function listCommand(): Command {
   return new Command('list')

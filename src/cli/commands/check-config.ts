@@ -1,8 +1,7 @@
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { redactUrl } from '../../config/env.js';
 import { formatDurationMs } from '../../config/durations.js';
 import {
-  DEFAULT_JOBS_FILE,
   CRON_AVERAGE_DAYS,
   eventsPerDay,
   loadJobsFile,
@@ -30,13 +29,9 @@ import {
 import { LIMITS, yearSpan } from '../../domain/spec.js';
 import { toRfc3339 } from '../../domain/time.js';
 import { ConfigError } from '../../errors.js';
+import { configOption } from '../flags.js';
 import { loadEnv } from '../runtime.js';
 import { formatSchedule } from '../../service/declared-streams.js';
-
-/** `--config PATH`, shared by every command that reads jobs.yaml (`check-config`, `start`, `backfill`). */
-export function configOption(): Option {
-  return new Option('--config <path>', 'jobs file declaring the streams to ingest').default(DEFAULT_JOBS_FILE);
-}
 
 export interface CheckConfigIo {
   /** Where the summary goes; stdout by default. */

@@ -6,20 +6,24 @@
 import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import type { ResolvedEnv } from '../../config/env.js';
-import { loadJobsFile } from '../../config/jobs-file.js';
 import type { Db } from '../../db/connection.js';
+import { earthquakeGatewayKey } from '../../db/gateway-knowledge.js';
 import { UsageError } from '../../errors.js';
 import type { Gateway } from '../../gateway/client.js';
 import { planBackfill, type BackfillRequest, type Plan } from '../../ingest/plan.js';
 import { sampleDensity, type SampleResult } from '../../ingest/sample.js';
 import type { Log } from '../../log.js';
-import { resolveYearRange } from '../../planning/chunks.js';
 import { EXIT } from '../exit.js';
 import { allowInsecureHttpOption, cliLog, connectDb, gatewayFromEnv, loadEnv } from '../runtime.js';
 import type { Session } from '../session.js';
-import { parseEarthquakeFlags, parseIndicatorFlags } from './backfill.js';
-import { configOption } from './check-config.js';
-import { earthquakeRangeOptions, indicatorRangeOptions } from '../flags.js';
+import {
+  parseEarthquakeFlags,
+  parseIndicatorFlags,
+  streamRequest,
+  type EarthquakeRangeFlags,
+  type IndicatorRangeFlags,
+} from '../backfill-request.js';
+import { configOption, earthquakeRangeOptions, indicatorRangeOptions } from '../flags.js';
 
 export interface PlanFlags {
   dryRun?: boolean;
@@ -66,7 +70,7 @@ function settingsOf(env: ResolvedEnv, nowMs: number) {
     nowMs,
     concurrency: env.workerConcurrency,
     lanes: env.windowLanes,
-    gatewayKey: env.gateway.baseUrl === null ? null : `${env.gateway.baseUrl}|earthquake`,
+    gatewayKey: env.gateway.baseUrl === null ? null : earthquakeGatewayKey(env.gateway.baseUrl),
     knowledgeTtlMs: env.gatewayKnowledgeTtlMs,
   };
 }
@@ -265,43 +269,6 @@ function planOptions(c: Command): Command {
     .addOption(allowInsecureHttpOption());
 }
 
-/** A jobs.yaml stream as the backfill `backfill --stream NAME` would enqueue. */
-export async function streamRequest(
-  configPath: string,
-  name: string,
-  refresh: boolean,
-  nowMs: number,
-): Promise<BackfillRequest> {
-  const file = await loadJobsFile(configPath);
-  const quake = file.earthquakes.find((s) => s.name === name);
-  const indicator = file.indicators.find((s) => s.name === name);
-  if (quake) {
-    if (!quake.backfillFrom) throw new UsageError(`--stream: "${name}" has no backfill_from in ${configPath}`);
-    return {
-      operation: 'earthquake',
-      filters: { minMagnitude: quake.minMagnitude, circle: quake.circle },
-      fromMs: quake.backfillFrom.getTime(),
-      toMs: nowMs,
-      refresh,
-      streamName: quake.name,
-    };
-  }
-  if (!indicator) throw new UsageError(`--stream: "${name}" is not declared in ${configPath}`);
-  const years = resolveYearRange({
-    fromYear: indicator.fromYear ?? undefined,
-    toYear: indicator.toYear ?? undefined,
-    currentYear: new Date(nowMs).getUTCFullYear(),
-  });
-  return {
-    operation: 'indicator',
-    indicators: indicator.indicators,
-    countries: indicator.countries,
-    ...years,
-    refresh,
-    streamName: indicator.name,
-  };
-}
-
 async function runPlan(flags: PlanFlags, request: BackfillRequest): Promise<void> {
   await dryRun(loadEnv(process.env, { allowInsecureHttp: flags.allowInsecureHttp }), request, flags);
 }
@@ -311,7 +278,7 @@ export function planCommand(): Command {
     earthquakeRangeOptions(
       new Command('earthquakes').description('plan an earthquake backfill (the flags of `backfill earthquakes`)'),
     ),
-  ).action(async (f: Parameters<typeof parseEarthquakeFlags>[0] & PlanFlags) => {
+  ).action(async (f: EarthquakeRangeFlags & PlanFlags) => {
     const parsed = parseEarthquakeFlags(f, Date.now());
     await runPlan(f, { operation: 'earthquake', ...parsed, refresh: Boolean(f.refresh) });
   });
@@ -319,7 +286,7 @@ export function planCommand(): Command {
     indicatorRangeOptions(
       new Command('indicators').description('plan an indicator backfill (the flags of `backfill indicators`)'),
     ),
-  ).action(async (f: Parameters<typeof parseIndicatorFlags>[0] & PlanFlags) => {
+  ).action(async (f: IndicatorRangeFlags & PlanFlags) => {
     const parsed = parseIndicatorFlags(f, new Date().getUTCFullYear());
     await runPlan(f, { operation: 'indicator', ...parsed, refresh: Boolean(f.refresh) });
   });

@@ -4,9 +4,9 @@ import type { ResolvedEnv } from '../../config/env.js';
 import { loadJobsFile, type ResolvedJobsFile } from '../../config/jobs-file.js';
 import type { Log } from '../../log.js';
 import { EXIT } from '../exit.js';
+import { configOption } from '../flags.js';
 import { allowInsecureHttpOption, loadEnv, type EnvFlags } from '../runtime.js';
 import { openSession, startSessionWorkers } from '../session.js';
-import { configOption } from './check-config.js';
 
 /** Resolves on the first SIGINT or SIGTERM; later ones are reported, not obeyed, while draining. */
 function firstStopSignal(onRepeat: (s: NodeJS.Signals) => void): { signal: Promise<NodeJS.Signals>; dispose(): void } {

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { proveDoneWithoutProof } from '../../db/coverage.js';
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { DEFAULT_JOBS_FILE, JobsFileError, loadJobsFile, type ResolvedJobsFile } from '../../config/jobs-file.js';
 import { streamFreshness } from '../../db/queries/freshness.js';
 import { streamStatus, unfinishedByBackfill } from '../../db/queries/status.js';
@@ -11,6 +11,7 @@ import { CANCELLED_ERROR_KIND } from '../../domain/partition.js';
 import { formatDayBudget, formatHold, holdsByStream, type DayBudget, type StreamHold } from '../status-holds.js';
 import { toRfc3339 } from '../../domain/time.js';
 import { EXIT } from '../exit.js';
+import { configOption } from '../flags.js';
 import { connectDb, loadEnv } from '../runtime.js';
 import { buildStatusReport, type Coverage, type StreamReport } from '../status-report.js';
 
@@ -141,12 +142,7 @@ export function statusCommand(): Command {
       'per stream: schedule, last success, freshness, coverage and gaps, billed calls and units, failed windows; exits 1 when any window has failed',
     )
     .option('--json', 'machine-readable output')
-    .addOption(
-      new Option(
-        '--config <path>',
-        `jobs file to join schedules and backfill ranges from (default: ${DEFAULT_JOBS_FILE} when present)`,
-      ),
-    )
+    .addOption(configOption({ purpose: 'jobs file to join schedules and backfill ranges from', optional: true }))
     .action(async (f: { json?: boolean; config?: string }) => {
       const file = await jobsFileFor(f.config);
       const env = loadEnv();

@@ -17,7 +17,7 @@ import {
   radiusKmSchema,
   yearSchema,
 } from '../../domain/filters.js';
-import { DAY_MS, isRfc3339 } from '../../domain/time.js';
+import { DAY_MS, INSTANT_FORMS, parseInstant } from '../../domain/time.js';
 import { checkedString, fail, formatPath, has, isRecord, ok, type Check } from './messages.js';
 import type { RawProblem, Report, Segment } from './messages.js';
 import { refreshRules, refreshSchema, refreshTierSchema, resolveRefresh, type RefreshTier } from './refresh.js';
@@ -59,41 +59,18 @@ const streamNameSchema = z
   .string()
   .regex(STREAM_NAME_PATTERN, 'must be 1 to 63 letters, digits, _ . or -, starting with a letter or digit');
 
-const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
-
-/**
- * `YYYY-MM-DD` (UTC midnight) or an RFC 3339 timestamp. Not `parseDateOnly` from domain/time: it
- * builds the date with Date.UTC, which reads years 0-99 as 1900-1999.
- */
-function parseInstant(text: string): Check<Date> {
-  const m = DATE_ONLY.exec(text);
-  if (m) {
-    const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-    const instant = new Date(0);
-    instant.setUTCFullYear(year, month - 1, day);
-    // setUTCFullYear rolls 2025-02-31 over to March: a date that moved was not a real one.
-    const moved =
-      instant.getUTCFullYear() !== year || instant.getUTCMonth() !== month - 1 || instant.getUTCDate() !== day;
-    return moved ? fail(`${JSON.stringify(text)} is not a calendar date`) : ok(instant);
-  }
-  if (isRfc3339(text)) return ok(new Date(Date.parse(text)));
-  return fail(
-    'must be a date (YYYY-MM-DD, UTC midnight) or an RFC 3339 timestamp (2000-01-01T00:00:00Z), ' +
-      `got ${JSON.stringify(text)}`,
-  );
-}
-
+/** The domain's one rule for instants (as the CLI's --from and --to have it), and not in the future. */
 function checkInstant(text: string, now: Date): Check<Date> {
   const parsed = parseInstant(text);
-  if (parsed.ok && parsed.value.getTime() > now.getTime()) {
+  if (!parsed.ok) return fail(parsed.problem);
+  if (parsed.ms > now.getTime()) {
     return fail(`must not be in the future (now is ${now.toISOString()}), got ${JSON.stringify(text)}`);
   }
-  return parsed;
+  return ok(new Date(parsed.ms));
 }
 
 /** Per parse, because "the future" depends on the clock the caller passed. */
-const instantSchema = (now: Date) =>
-  checkedString('a date (YYYY-MM-DD) or an RFC 3339 timestamp', (s) => checkInstant(s, now));
+const instantSchema = (now: Date) => checkedString(INSTANT_FORMS, (s) => checkInstant(s, now));
 
 // ---- Earthquake streams ----
 

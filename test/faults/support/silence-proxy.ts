@@ -21,6 +21,11 @@ export interface SilenceProxy {
   silenceAll(ms: number): void;
   /** Connections through the proxy still open, and how many of them were silenced for good. */
   counts(): { open: number; silenced: number };
+  /**
+   * Bytes the proxy has read so far and dropped (on connections silenced for good), or held (by
+   * `silenceAll`, delivered since or not): proof that bytes reached the proxy and were not passed on.
+   */
+  bytes(): { dropped: number; held: number };
   /** Ends every connection (both sides) and stops listening. */
   close(): Promise<void>;
 }
@@ -56,6 +61,8 @@ function deliver(leg: Leg, item: Item): void {
  */
 export async function startSilenceProxy(targetPort: number): Promise<SilenceProxy> {
   const links = new Set<Link>();
+  const bytes = { dropped: 0, held: 0 };
+  const size = (item: Item) => (typeof item === 'string' ? 0 : item.length);
   let holding = false;
   let holdUntil = 0;
   let holdTimer: NodeJS.Timeout | null = null;
@@ -71,9 +78,11 @@ export async function startSilenceProxy(targetPort: number): Promise<SilenceProx
       link.legs.push(leg);
       let failed = false;
       const pass = (item: Item) => {
-        if (link.silenced) return;
-        if (holding) leg.held.push(item);
-        else deliver(leg, item);
+        if (link.silenced) bytes.dropped += size(item);
+        else if (holding) {
+          bytes.held += size(item);
+          leg.held.push(item);
+        } else deliver(leg, item);
       };
       from.setNoDelay(true);
       from.on('data', (chunk: Buffer) => pass(chunk));
@@ -114,7 +123,7 @@ export async function startSilenceProxy(targetPort: number): Promise<SilenceProx
       for (const link of links) {
         link.silenced = true;
         // Whatever it had held is dropped with it.
-        for (const leg of link.legs) leg.held.length = 0;
+        for (const leg of link.legs) bytes.dropped += leg.held.splice(0).reduce((n, item) => n + size(item), 0);
       }
     },
     silenceAll(ms) {
@@ -125,6 +134,7 @@ export async function startSilenceProxy(targetPort: number): Promise<SilenceProx
       if (holdTimer !== null) clearTimeout(holdTimer);
       holdTimer = setTimeout(release, holdUntil - Date.now());
     },
+    bytes: () => ({ ...bytes }),
     counts() {
       const open = [...links].filter((l) => !l.client.destroyed || !l.upstream.destroyed);
       return { open: open.length, silenced: open.filter((l) => l.silenced).length };

@@ -1,0 +1,106 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { INSTANT_FORMS, parseInstant, parseRfc3339, toRfc3339 } from '../../src/domain/time.js';
+
+const utc = (iso: string): number => Date.parse(iso);
+/** Every instant RFC 3339 can write with a four-digit year, in whole milliseconds. */
+const instantMs = fc.integer({ min: utc('0000-01-01T00:00:00Z'), max: utc('9999-12-31T23:59:59.999Z') });
+const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
+
+/** `ms` written in the local time of a numeric offset, as another system would send it. */
+function withOffset(ms: number, offsetMinutes: number): string {
+  const local = new Date(ms + offsetMinutes * 60_000).toISOString().slice(0, -1);
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMinutes);
+  return `${local}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+}
+
+function parsedMs(text: string): number {
+  const parsed = parseInstant(text);
+  if (!parsed.ok) throw new Error(`refused ${text}: ${parsed.problem}`);
+  return parsed.ms;
+}
+
+describe('parseInstant', () => {
+  it('reads back every instant toRfc3339 writes', () => {
+    fc.assert(fc.property(instantMs, (ms) => parsedMs(toRfc3339(ms)) === ms));
+  });
+
+  it('reads a numeric offset as the same instant in UTC', () => {
+    const offset = fc.integer({ min: -(23 * 60 + 59), max: 23 * 60 + 59 });
+    const inside = fc.integer({ min: utc('0001-01-02T00:00:00Z'), max: utc('9998-12-30T00:00:00Z') });
+    fc.assert(fc.property(inside, offset, (ms, minutes) => parsedMs(withOffset(ms, minutes)) === ms));
+  });
+
+  it('reads every real calendar date as its UTC midnight, years 0-99 included', () => {
+    fc.assert(
+      fc.property(instantMs, (ms) => {
+        const day = toRfc3339(ms).slice(0, 10);
+        return parsedMs(day) === utc(`${day}T00:00:00Z`) && toRfc3339(parsedMs(day)).startsWith(day);
+      }),
+    );
+    expect(toRfc3339(parsedMs('0050-03-01'))).toBe('0050-03-01T00:00:00Z');
+  });
+
+  it('refuses any day past the end of its month', () => {
+    const month = fc.record({ year: fc.integer({ min: 0, max: 9999 }), month: fc.integer({ min: 1, max: 12 }) });
+    fc.assert(
+      fc.property(month, fc.integer({ min: 1, max: 10 }), ({ year, month: m }, past) => {
+        const days = new Date(Date.UTC(2000, m, 0)).getUTCDate() - (m === 2 && !isLeap(year) ? 1 : 0);
+        const text = `${pad(year, 4)}-${pad(m)}-${pad(days + past)}`;
+        return !parseInstant(text).ok;
+      }),
+    );
+  });
+
+  it('takes leap days only in leap years', () => {
+    expect(parsedMs('2024-02-29')).toBe(utc('2024-02-29T00:00:00Z'));
+    expect(parsedMs('2000-02-29T12:00:00Z')).toBe(utc('2000-02-29T12:00:00Z'));
+    for (const text of ['2023-02-29', '1900-02-29', '2100-02-29T00:00:00Z']) expect(parseInstant(text).ok).toBe(false);
+  });
+
+  it('takes fractions of a second, lower-case t and z, and UTC midnight', () => {
+    expect(parsedMs('2025-01-01T00:00:00.5Z')).toBe(utc('2025-01-01T00:00:00.500Z'));
+    expect(parsedMs('2025-01-01T00:00:00.123456789Z')).toBe(utc('2025-01-01T00:00:00.123Z'));
+    expect(parsedMs('2025-01-01t06:00:00z')).toBe(utc('2025-01-01T06:00:00Z'));
+    expect(parsedMs('2015-01-01T06:00:00+02:00')).toBe(utc('2015-01-01T04:00:00Z'));
+  });
+
+  it.each([
+    '',
+    'yesterday',
+    '2025-01-01 10:00',
+    '2025-01-01T10:00',
+    '2025-01-01T00:00:00',
+    '20250101T000000Z',
+    '2025-1-01',
+    '25-01-01',
+    '2025-01-01T24:00:00Z',
+    '2025-01-01T00:60:00Z',
+    '2025-01-01T00:00:60Z',
+    '2025-01-01T00:00:00+24:00',
+    '2025-01-01T00:00:00+02:60',
+    '2025-01-01T00:00:00+0200',
+    '2025-01-01T00:00:00.Z',
+    ' 2025-01-01',
+    '2025-01-01Z',
+  ])('refuses %j, naming the forms it takes', (text) => {
+    expect(parseInstant(text)).toEqual({ ok: false, problem: `must be ${INSTANT_FORMS}, got ${JSON.stringify(text)}` });
+  });
+
+  it.each(['2025-02-31', '2025-13-01', '2025-00-10', '2025-04-31', '2025-01-00'])(
+    'says %j is not a calendar date',
+    (text) => {
+      expect(parseInstant(text)).toEqual({ ok: false, problem: `${JSON.stringify(text)} is not a calendar date` });
+    },
+  );
+
+  it('agrees with parseRfc3339 on timestamps', () => {
+    fc.assert(fc.property(instantMs, (ms) => parseRfc3339(toRfc3339(ms)) === parsedMs(toRfc3339(ms))));
+    expect(parseRfc3339('2025-01-01')).toBeNull();
+  });
+});
+
+function isLeap(year: number): boolean {
+  return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+}
