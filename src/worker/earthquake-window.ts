@@ -192,6 +192,7 @@ export async function processEarthquakeWindow(
       log.warn({ err }, 'could not share what was learned of the gateway'),
     );
   }
+  // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the call threw, as it was thrown
   if (failure !== null) throw failure;
   outcome.deletions = await reconcileAfterRead(job, frontier, ctx, deps, backfillId);
   // Checks cut short (shutdown, a failed check) leave their candidates to the next read: the read still ends.
