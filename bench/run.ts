@@ -240,11 +240,11 @@ async function startEmulatorProcess(latency: number): Promise<EmulatorProcess> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`emulator did not start within 60 s: ${stderr}`)), 60_000);
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /listening on (\S+)/.exec(out);
       if (m) {
@@ -670,8 +670,8 @@ async function timedCli(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.resume();
+  child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  child.stderr.resume();
   try {
     const exitCode = await waitExit(child);
     return { seconds: (performance.now() - t0) / 1000, exitCode, stdout };

@@ -1,3 +1,4 @@
+/* global process, URL */
 // `npm ci` runs this. A development install builds dist/ (and the emulator's). A production install
 // (`npm ci --omit=dev`) has no compiler to rely on, so it keeps the dist/ built before, or says how
 // to get one, without failing the install.

@@ -10,7 +10,7 @@ const PACKAGE = '@gateway-ingest/emulator';
  */
 export async function loadEmulator(): Promise<EmulatorPackage> {
   try {
-    return await import(PACKAGE);
+    return await import('@gateway-ingest/emulator');
   } catch (e) {
     const code = (e as { code?: unknown }).code;
     if (code === 'ERR_MODULE_NOT_FOUND' && String((e as Error).message).includes(PACKAGE)) {

@@ -28,7 +28,7 @@ export async function enqueueJobs<T>(queue: Queue, jobs: JobToAdd<T>[]): Promise
   for (let i = 0; i < jobs.length; i += LOOKUP_BATCH) {
     const batch = jobs.slice(i, i + LOOKUP_BATCH);
     const existing = await Promise.all(batch.map((job) => queue.getJob(job.jobId)));
-    const states = await Promise.all(existing.map((job) => (job ? job.getState() : null)));
+    const states = await Promise.all(existing.map((job) => (job ? job.getState() : Promise.resolve(null))));
     const retained: Job[] = [];
     batch.forEach((job, k) => {
       const found = existing[k];

@@ -7,7 +7,7 @@ import { JobsFileError, loadJobsFile, type ResolvedJobsFile } from '../config/jo
 import type { Log } from '../log.js';
 
 export interface JobsFileWatch {
-  current(): ResolvedJobsFile;
+  current: () => ResolvedJobsFile;
   /** Re-reads the file; true when it changed and is valid. An invalid file keeps the previous one. */
   reload(): Promise<boolean>;
   close(): void;

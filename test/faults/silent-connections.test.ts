@@ -68,7 +68,7 @@ interface Silent {
   s: Scenario;
   proxy: SilenceProxy;
   /** `backfill earthquakes --wait --inline` through the proxy, `extra` added to its environment. */
-  inline(label: string, extra?: Record<string, string>): CliProcess;
+  inline: (label: string, extra?: Record<string, string>) => CliProcess;
 }
 
 async function openSilent(name: string, service: Service, services: Services): Promise<Silent> {

@@ -78,7 +78,7 @@ describe('budget counters', () => {
     expect(await used('backfill:race')).toBe(20);
     expect(await audited()).toBe(20);
     const begun = results.find((r) => r.attemptId !== null)!;
-    const [row] = await db.db.select().from(gatewayExecutions).where(eq(gatewayExecutions.id, begun.attemptId!));
+    const [row] = await db.db.select().from(gatewayExecutions).where(eq(gatewayExecutions.id, begun.attemptId));
     expect(row).toMatchObject({
       operation: 'earthquake',
       streamKey: call.streamKey,
@@ -278,7 +278,7 @@ describe('--max-billed-calls across two worker processes', () => {
       .where(eq(budgetCounters.scope, `backfill:${id}`));
     expect(counter!.calls).toBe(billed);
     const after = await cli(['backfill', 'list', '--json']);
-    expect(JSON.parse(after.out)[0]).toMatchObject({
+    expect((JSON.parse(after.out) as unknown[])[0]).toMatchObject({
       id,
       status: 'finished',
       budgetUsed: billed,

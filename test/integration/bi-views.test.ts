@@ -558,7 +558,7 @@ describe('BI views read through gateway_ingest_reader', () => {
     const denied = async (statement: string, codes = ['42501']) => {
       const error = await reader.query(statement).then(
         () => null,
-        (e: { code?: string }) => e,
+        (e: Error & { code?: string }) => e,
       );
       expect(error, statement).not.toBeNull();
       expect(codes, `${statement}: ${String(error)}`).toContain(error!.code);

@@ -240,10 +240,11 @@ describe('dashboard: status page and Bull Board', () => {
 
         // One card per stream of the jobs file, however many series a stream reads; nothing ad hoc.
         const cards = page.locator('article.card.stream');
-        expect(await cards.evaluateAll((els) => els.map((e) => e.getAttribute('data-card')))).toEqual([
-          'jobs:recent',
-          'jobs:macro',
-        ]);
+        expect(
+          await cards.evaluateAll((els: Array<{ getAttribute(name: string): string | null }>) =>
+            els.map((e) => e.getAttribute('data-card')),
+          ),
+        ).toEqual(['jobs:recent', 'jobs:macro']);
         expect(await page.locator('#ad-hoc').count()).toBe(0);
 
         const quakes = page.locator('article[data-stream="recent"]');

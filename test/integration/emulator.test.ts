@@ -42,7 +42,7 @@ async function post(
     body: method === 'POST' ? (typeof body === 'string' ? body : JSON.stringify(body)) : undefined,
   });
   const text = await r.body.text();
-  return { status: r.statusCode, headers: r.headers, text, json: () => JSON.parse(text) };
+  return { status: r.statusCode, headers: r.headers, text, json: () => JSON.parse(text) as ReturnType<Answer['json']> };
 }
 
 const quake = (extra: Record<string, unknown> = {}) => ({

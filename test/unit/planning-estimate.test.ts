@@ -171,7 +171,7 @@ describe('billed calls, units and time', () => {
     const range = fc.tuple(fc.nat(50_000), fc.nat(50_000), fc.nat(50_000)).map((xs) => xs.sort((a, b) => a - b));
     fc.assert(
       fc.property(range, fc.double({ min: 1, max: 2.5, noNaN: true }), ([low, expected, high], factor) => {
-        const events = { low: low!, expected: expected!, high: high! };
+        const events = { low, expected, high };
         const calls = windowCalls(events, { expected: factor, high: Math.max(factor, 2.5), measuredWindows: 3 });
         const units = windowUnits(events, calls, { expected: 1.1, high: 2.5 });
         return (

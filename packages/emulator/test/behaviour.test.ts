@@ -128,7 +128,10 @@ describe("order 'mixed'", () => {
     const randomAnswers = [];
     for (let i = 0; i < 5; i++) randomAnswers.push(ids(await query(emu, { max_results: 10 })));
     expect(randomAnswers.some((a) => a.join() !== newest.join())).toBe(true);
-    expect(emu.calls.map((c) => c.order)).toEqual([...Array(5).fill('newest'), ...Array(5).fill('random')]);
+    expect(emu.calls.map((c) => c.order)).toEqual([
+      ...Array<string>(5).fill('newest'),
+      ...Array<string>(5).fill('random'),
+    ]);
   });
 
   it('with ratio 0.5 uses both orders across calls, reproducibly from the seed', async () => {

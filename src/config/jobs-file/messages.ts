@@ -24,7 +24,8 @@ export function describe(value: unknown): string {
     const shown = value.length > 40 ? `${value.slice(0, 37)}...` : value;
     return `the string ${JSON.stringify(shown)}`;
   }
-  return String(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value === undefined) return String(value);
+  return typeof value;
 }
 
 /** Per-parse zod error map: plain-English reasons; messages set by a schema itself still win. */

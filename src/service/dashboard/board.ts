@@ -37,7 +37,8 @@ function boardApp(o: BoardOptions): RequestHandler {
   });
   const app = express();
   app.disable('x-powered-by');
-  app.use(BOARD_PATH, adapter.getRouter());
+  // Bull Board types its router as any.
+  app.use(BOARD_PATH, adapter.getRouter() as express.Router);
   return (req, res) => void app(req, res);
 }
 

@@ -34,7 +34,9 @@ export function intervalOf(body: unknown): string {
   if (parsed === null || typeof parsed !== 'object') return String(parsed);
   const b = parsed as Record<string, unknown>;
   const circle =
-    b.radius_km === undefined ? '' : ` circle ${String(b.latitude)},${String(b.longitude)} r${String(b.radius_km)}`;
+    b.radius_km === undefined
+      ? ''
+      : ` circle ${stableJson(b.latitude)},${stableJson(b.longitude)} r${stableJson(b.radius_km)}`;
   return `${String(b.start_time)}..${String(b.end_time)}${circle}`;
 }
 

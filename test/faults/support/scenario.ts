@@ -166,8 +166,8 @@ async function describeQueue(redisUrl: string, prefix: string): Promise<string> 
 
 interface Timeline {
   lines: string[];
-  note(event: string): void;
-  elapsed(at?: number): string;
+  note: (event: string) => void;
+  elapsed: (at?: number) => string;
 }
 
 function timelineFrom(startedAt: number): Timeline {

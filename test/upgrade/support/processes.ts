@@ -80,16 +80,16 @@ export async function pollUntil<T>(
   everyMs = 100,
 ): Promise<T> {
   const until = Date.now() + timeoutMs;
-  let lastError: unknown = null;
+  let lastError = '';
   for (;;) {
     try {
       const value = await probe();
       if (value) return value;
     } catch (e) {
-      lastError = e;
+      lastError = String(e);
     }
     if (Date.now() > until) {
-      const last = lastError ? ` (last error: ${String(lastError)})` : '';
+      const last = lastError ? ` (last error: ${lastError})` : '';
       throw new Error(`not within ${timeoutMs} ms: ${what}${last}`);
     }
     await new Promise((resolve) => setTimeout(resolve, everyMs));
