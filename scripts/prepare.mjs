@@ -1,15 +1,25 @@
 /* global process, URL */
-// `npm ci` runs this. A development install builds dist/ (and the emulator's). A production install
-// (`npm ci --omit=dev`) has no compiler to rely on, so it keeps the dist/ built before, or says how
-// to get one, without failing the install.
-import { existsSync } from 'node:fs';
-import { execSync } from 'node:child_process';
+// `npm ci` runs this: it builds dist/ whenever the TypeScript compiler is installed (a dependency, so
+// a production install from a clone, `npm ci --omit=dev`, builds too), and the emulator package's
+// dist/ where its own dependencies are installed (a development install).
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 
-const omitted = (process.env.npm_config_omit ?? '').split(/[\s,]+/);
-if (!omitted.includes('dev')) {
-  execSync('npm run build --silent', { stdio: 'inherit' });
-} else if (!existsSync(new URL('../dist/cli/main.js', import.meta.url))) {
-  process.stderr.write(
-    'gateway-ingest: a production install without dist/: build it first (`npm ci && npm run build`), then `npm ci --omit=dev` keeps it.\n',
-  );
+const require = createRequire(import.meta.url);
+const resolves = (name, from) => {
+  try {
+    createRequire(new URL(from, import.meta.url)).resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const tsc = (project) =>
+  execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', project], { stdio: 'inherit' });
+
+if (!resolves('typescript', '../package.json')) {
+  process.stderr.write('gateway-ingest: no TypeScript compiler installed, dist/ not built (run `npm run build`).\n');
+} else {
+  tsc('tsconfig.build.json');
+  if (resolves('csv-parse/sync', '../packages/emulator/package.json')) tsc('packages/emulator/tsconfig.json');
 }
