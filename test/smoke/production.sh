@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Production-shaped smoke test: what the Docker image runs, without Docker. A fresh clone given the
-# build of this checkout, installed with `npm ci --omit=dev` (no compiler, no emulator), then
+# Production-shaped smoke test: what the Docker image runs, without Docker. A fresh clone installed
+# with `npm ci --omit=dev` (no dev dependency, no emulator; `prepare` compiles dist/), then
 # `migrate`, `start` under the image's NODE_OPTIONS, a backfill through a gateway emulator installed
 # separately from its packed package, /readyz and /metrics, and SIGTERM: the service must exit 0.
 # Needs PostgreSQL and Redis (TEST_DATABASE_URL, TEST_REDIS_URL as for `npm test`).
@@ -36,10 +36,10 @@ redis_url=${TEST_REDIS_URL:-redis://127.0.0.1:6379}
 run_id=$(node -p 'require("crypto").randomBytes(4).toString("hex")')
 key="smoke-key-$(node -p 'require("crypto").randomBytes(12).toString("hex")')"
 
-step "fresh clone, the checkout's build, npm ci --omit=dev"
-[ -f "$root/dist/cli/main.js" ] && [ -f "$root/packages/emulator/dist/index.js" ] || (cd "$root" && npm run build --silent)
+step "fresh clone, npm ci --omit=dev"
+# The emulator is packed from this checkout: its build must be there.
+[ -f "$root/packages/emulator/dist/index.js" ] || (cd "$root" && npm run build --silent)
 git clone -q "$root" "$work/app"
-cp -R "$root/dist" "$work/app/dist"
 (cd "$work/app" && npm ci --omit=dev --no-audit --no-fund --loglevel=error) >"$work/install.log" 2>&1 || fail "npm ci --omit=dev"
 for dev in vitest tsx @gateway-ingest/emulator csv-parse; do
   [ ! -e "$work/app/node_modules/$dev" ] || fail "the production install holds the dev dependency $dev"
