@@ -60,7 +60,27 @@ function connectionOptions(role: 'worker' | 'producer', silenceMs: number) {
 
 /** Connections for BullMQ; the retry strategy keeps reconnecting with a capped delay. */
 export function openRedis(url: string, role: 'worker' | 'producer', silenceMs = DEFAULT_REDIS_SILENCE_MS): Redis {
-  return new Redis(url, { ...connectionOptions(role, silenceMs), retryStrategy: reconnectDelayMs });
+  return clearingSilenceTimer(
+    new Redis(url, { ...connectionOptions(role, silenceMs), retryStrategy: reconnectDelayMs }),
+  );
+}
+
+/**
+ * ioredis (5.x) arms its `socketTimeout` timer per command and clears it only when data comes: a
+ * connection closed during a blocking command (a BullMQ worker's BZPOPMIN at shutdown) leaves it
+ * running, which holds the process alive for the whole silence timeout and, after a reconnect,
+ * destroys the new socket. Cleared on close, here and on every duplicate (BullMQ duplicates the
+ * connection it is given for its blocking reads).
+ */
+function clearingSilenceTimer(redis: Redis): Redis {
+  const internals = redis as unknown as { socketTimeoutTimer?: NodeJS.Timeout };
+  redis.on('close', () => {
+    clearTimeout(internals.socketTimeoutTimer);
+    internals.socketTimeoutTimer = undefined;
+  });
+  const duplicate = redis.duplicate.bind(redis);
+  redis.duplicate = (override) => clearingSilenceTimer(duplicate(override));
+  return redis;
 }
 
 /** What a cluster connection needs beyond the per-node deadlines: credentials, TLS, the slot-map timeout. */
