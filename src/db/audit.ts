@@ -3,7 +3,7 @@
  * row, no call) and completed with the answer. One left without an answer (a crash, a kill, an
  * abort at the shutdown deadline) keeps `billed` null: the gateway may have billed it.
  */
-import { and, desc, eq, gte, isNotNull, isNull, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, isNotNull, isNull, sql, type SQL } from 'drizzle-orm';
 import type { BudgetScope } from '../domain/budget.js';
 import type { Operation } from '../domain/spec.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
@@ -88,7 +88,7 @@ export function completion(
   attemptId: number,
   r: AttemptRecord,
   truncated: boolean | null,
-  rowsWritten = 0,
+  rowsWritten: number | SQL = 0,
 ) {
   return tx
     .update(e)

@@ -6,8 +6,8 @@ import type { EarthquakeEvent } from '../gateway/schemas.js';
 import type { Db, Tx } from './connection.js';
 import { earthquakeEvents, earthquakeRevisions } from './schema.js';
 import { commitAnswer } from './answers.js';
-import type { CallContext } from './audit.js';
-import type { Progress } from './partitions.js';
+import { completion, type CallContext } from './audit.js';
+import { callRecord, type Progress } from './partitions.js';
 
 /** Row mapping, pure. Duplicate ids in one answer collapse (one INSERT may not touch a row twice). */
 export function eventRows(events: EarthquakeEvent[], seenAt: Date, executionRowId: number) {
@@ -32,117 +32,94 @@ export function eventRows(events: EarthquakeEvent[], seenAt: Date, executionRowI
 }
 
 const t = earthquakeEvents;
-const fields = sql`(${t.time}, ${t.magnitude}, ${t.magnitudeType}, ${t.place}, ${t.latitude}, ${t.longitude}, ${t.depthKm}, ${t.tsunamiFlag}, ${t.url})`;
-const incoming = sql`(excluded.time, excluded.magnitude, excluded.magnitude_type, excluded.place, excluded.latitude, excluded.longitude, excluded.depth_km, excluded.tsunami_flag, excluded.url)`;
-
 type EventRow = ReturnType<typeof eventRows>[number];
-/** The catalog fields of an event, as compared between a stored row and an answer. */
-const REVISED_FIELDS = [
-  'time',
-  'magnitude',
-  'magnitudeType',
-  'place',
-  'latitude',
-  'longitude',
-  'depthKm',
-  'tsunamiFlag',
-  'url',
-] as const;
-type Stored = Pick<EventRow, (typeof REVISED_FIELDS)[number] | 'id'> & { deletedAt: Date | null };
 
-export interface Revision {
-  eventId: string;
-  /** A column name (snake case, as BI sees it), or `deleted` for a restored event. */
-  field: string;
-  oldValue: unknown;
-  newValue: unknown;
-}
+/**
+ * The catalog fields compared between a stored event and an answer, as `old` and `incoming` rows
+ * hold them: a revision row per field that differs, its values as JSON (a time as toISOString
+ * writes it, so that BI reads one format whatever wrote the row).
+ */
+const REVISED: ReadonlyArray<[field: string, value: (row: string) => SQL]> = [
+  ['time', (r) => sql.raw(`to_jsonb(to_char(${r}.time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`)],
+  ...['magnitude', 'magnitude_type', 'place', 'latitude', 'longitude', 'depth_km', 'tsunami_flag', 'url'].map(
+    (f): [string, (row: string) => SQL] => [f, (r) => sql.raw(`to_jsonb(${r}.${f})`)],
+  ),
+];
 
-const json = (v: unknown): unknown => (v instanceof Date ? v.toISOString() : v);
-const snake = (f: string) => f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-
-/** Pure: what an answer changes of the events already stored (new events are not revisions). */
-export function eventRevisions(stored: readonly Stored[], rows: readonly EventRow[]): Revision[] {
-  const byId = new Map(stored.map((e) => [e.id, e]));
-  return rows.flatMap((row) => {
-    const old = byId.get(row.id);
-    if (!old) return [];
-    const changed: Revision[] = REVISED_FIELDS.filter((f) => json(old[f]) !== json(row[f])).map((f) => ({
-      eventId: row.id,
-      field: snake(f),
-      oldValue: json(old[f]),
-      newValue: json(row[f]),
-    }));
-    if (old.deletedAt)
-      changed.push({ eventId: row.id, field: 'deleted', oldValue: old.deletedAt.toISOString(), newValue: null });
-    return changed;
-  });
-}
-
-/** The stored fields of the events an answer names: what its revisions are judged against. */
-async function storedVersions(tx: Tx, ids: readonly string[]): Promise<Stored[]> {
-  return tx
-    .select({
-      id: t.id,
-      time: t.time,
-      magnitude: t.magnitude,
-      magnitudeType: t.magnitudeType,
-      place: t.place,
-      latitude: t.latitude,
-      longitude: t.longitude,
-      depthKm: t.depthKm,
-      tsunamiFlag: t.tsunamiFlag,
-      url: t.url,
-      deletedAt: t.deletedAt,
-    })
-    .from(t)
-    .where(sql`${t.id} = any(${param([...ids])}::text[])`);
+/**
+ * The upsert of an answer's rows as common table expressions, ending in `counts` (rows inserted or
+ * revised): `old` holds the stored versions of the rows it names (the statement's snapshot, before
+ * `upserted` writes), `revs` the history rows of what changed, a restored event (marked deleted,
+ * back in an answer) included. One statement whatever the answer's size: the columns travel as ten
+ * array parameters (unnest), not as 200 rows of bound values each.
+ */
+function upsertCtes(rows: readonly EventRow[], executionId: number | null, seenAt: Date): SQL {
+  const col = <K extends keyof EventRow>(k: K) => param(rows.map((r) => r[k]));
+  const seen = sql`${seenAt.toISOString()}::timestamptz`;
+  const changed = REVISED.map(([field, value]) => sql`(${field}::text, ${value('o')}, ${value('i')})`);
+  return sql`incoming as (
+      select * from unnest(${col('id')}::text[], ${param(rows.map((r) => r.time.toISOString()))}::timestamptz[],
+        ${col('magnitude')}::float8[], ${col('magnitudeType')}::text[], ${col('place')}::text[], ${col('latitude')}::float8[],
+        ${col('longitude')}::float8[], ${col('depthKm')}::float8[], ${col('tsunamiFlag')}::boolean[], ${col('url')}::text[])
+        as u(id, time, magnitude, magnitude_type, place, latitude, longitude, depth_km, tsunami_flag, url)
+    ),
+    old as (
+      select e.id, e.time, e.magnitude, e.magnitude_type, e.place, e.latitude, e.longitude, e.depth_km, e.tsunami_flag,
+        e.url, e.deleted_at
+      from ${t} e where e.id in (select id from incoming)
+    ),
+    upserted as (
+      insert into ${t} (id, time, magnitude, magnitude_type, place, latitude, longitude, depth_km, tsunami_flag, url,
+        first_seen_at, last_seen_at, revised_at, last_execution_id)
+      select i.*, ${seen}, ${seen}, null, ${executionId}::bigint from incoming i
+      on conflict (id) do update set
+        time = excluded.time, magnitude = excluded.magnitude, magnitude_type = excluded.magnitude_type,
+        place = excluded.place, latitude = excluded.latitude, longitude = excluded.longitude,
+        depth_km = excluded.depth_km, tsunami_flag = excluded.tsunami_flag, url = excluded.url,
+        last_seen_at = excluded.last_seen_at, last_execution_id = excluded.last_execution_id,
+        revised_at = case when (${t}.time, ${t}.magnitude, ${t}.magnitude_type, ${t}.place, ${t}.latitude,
+          ${t}.longitude, ${t}.depth_km, ${t}.tsunami_flag, ${t}.url) is distinct from (excluded.time,
+          excluded.magnitude, excluded.magnitude_type, excluded.place, excluded.latitude, excluded.longitude,
+          excluded.depth_km, excluded.tsunami_flag, excluded.url)
+          then excluded.last_seen_at else ${t}.revised_at end,
+        deleted_at = null, deleted_execution_id = null
+    ),
+    revs as (
+      insert into ${earthquakeRevisions} (event_id, field, old_value, new_value, execution_id, revised_at)
+      select o.id, c.field, c.old_value, c.new_value, ${executionId}::bigint, ${seen}
+      from old o join incoming i on i.id = o.id
+      cross join lateral (values ${sql.join(changed, sql`, `)},
+        ('deleted'::text, to_jsonb(to_char(o.deleted_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')), null::jsonb))
+        as c(field, old_value, new_value)
+      where case when c.field = 'deleted' then o.deleted_at is not null else c.old_value is distinct from c.new_value end
+      returning event_id
+    ),
+    counts as (
+      select (select count(*) from incoming) - (select count(*) from old)
+        + (select count(distinct event_id) from revs) as n
+    )`;
 }
 
 /**
  * Multi-row upsert: catalog revisions update the row, stamp `revised_at` and add history rows; an
- * event marked deleted that comes back is restored. One statement whatever the answer's size: the
- * columns travel as ten array parameters (unnest), not as 200 rows of bound values each.
- * Returns rows inserted or revised.
+ * event marked deleted that comes back is restored. One statement. Returns rows inserted or revised.
  */
 export async function upsertEvents(
-  tx: Tx,
-  rows: ReturnType<typeof eventRows>,
+  tx: Tx | Db,
+  rows: readonly EventRow[],
   executionId: number | null = null,
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  const stored = await storedVersions(
-    tx,
-    rows.map((r) => r.id),
+  const result = await tx.execute<{ n: string | number }>(
+    sql`with ${upsertCtes(rows, executionId, rows[0]!.lastSeenAt)} select n from counts`,
   );
-  const revisions = eventRevisions(stored, rows);
-  const col = <K extends keyof EventRow>(k: K) => param(rows.map((r) => r[k]));
-  const seenAt = rows[0]!.lastSeenAt.toISOString();
-  await tx.execute(sql`
-    insert into earthquake_events (id, time, magnitude, magnitude_type, place, latitude, longitude, depth_km, tsunami_flag, url,
-      first_seen_at, last_seen_at, revised_at, last_execution_id)
-    select u.*, ${seenAt}::timestamptz, ${seenAt}::timestamptz, null, ${rows[0]!.lastExecutionId}::bigint
-    from unnest(${col('id')}::text[], ${param(rows.map((r) => r.time.toISOString()))}::timestamptz[], ${col('magnitude')}::float8[],
-      ${col('magnitudeType')}::text[], ${col('place')}::text[], ${col('latitude')}::float8[], ${col('longitude')}::float8[],
-      ${col('depthKm')}::float8[], ${col('tsunamiFlag')}::boolean[], ${col('url')}::text[])
-      as u(id, time, magnitude, magnitude_type, place, latitude, longitude, depth_km, tsunami_flag, url)
-    on conflict (id) do update set
-      time = excluded.time, magnitude = excluded.magnitude, magnitude_type = excluded.magnitude_type, place = excluded.place,
-      latitude = excluded.latitude, longitude = excluded.longitude, depth_km = excluded.depth_km,
-      tsunami_flag = excluded.tsunami_flag, url = excluded.url,
-      last_seen_at = excluded.last_seen_at, last_execution_id = excluded.last_execution_id,
-      revised_at = case when ${fields} is distinct from ${incoming} then excluded.last_seen_at else ${t.revisedAt} end,
-      deleted_at = null, deleted_execution_id = null`);
-  if (revisions.length > 0) {
-    await tx
-      .insert(earthquakeRevisions)
-      .values(revisions.map((r) => ({ ...r, executionId, revisedAt: rows[0]!.lastSeenAt })));
-  }
-  const revised = new Set(revisions.map((r) => r.eventId));
-  return rows.length - stored.length + revised.size;
+  return Number(result.rows[0]?.n ?? 0);
 }
 
-/** One answer: audit row, events and window progress in one transaction. */
+/**
+ * One answer: its events upserted with their history, its audit row completed and the window's
+ * progress (frontier) recorded, in one statement: atomic by itself, and one round trip.
+ */
 export async function recordEarthquakeAnswer(
   db: Db,
   attemptId: number,
@@ -152,15 +129,15 @@ export async function recordEarthquakeAnswer(
   truncated: boolean,
   progress: Omit<Progress, 'rowsWritten'>,
 ): Promise<{ executionRowId: number; rowsWritten: number }> {
-  return commitAnswer(
-    db,
-    attemptId,
-    record,
-    ctx,
-    truncated,
-    (tx, id) => upsertEvents(tx, eventRows(events, record.finishedAt, id), id),
-    progress,
-  );
+  const rows = eventRows(events, record.finishedAt, attemptId);
+  const written = sql`(select n from counts)::int`;
+  const result = await db.execute<{ n: string | number }>(sql`
+    with ${upsertCtes(rows, attemptId, record.finishedAt)},
+    audit as (${completion(db, attemptId, record, truncated, written).getSQL()}),
+    progress as (${callRecord(db, ctx, record, { ...progress, rowsWritten: written }).getSQL()})
+    -- Every part of a WITH runs once, read or not: the audit row and the progress are written.
+    select n from counts`);
+  return { executionRowId: attemptId, rowsWritten: Number(result.rows[0]?.n ?? 0) };
 }
 
 /**

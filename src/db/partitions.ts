@@ -139,7 +139,8 @@ export interface Progress {
   frontier: unknown;
   /** The partition is finished: done, or partial (what no query could resolve is in the frontier). */
   finish: 'done' | 'partial' | null;
-  rowsWritten: number;
+  /** A number, or an expression of the statement that writes them (the answer's single statement). */
+  rowsWritten: number | SQL;
 }
 
 /**
