@@ -52,6 +52,9 @@ export function salvageExecution(text: string): z.infer<typeof readableSchema> {
   };
 }
 
+/** The envelope alone, its result read by the operation's own schema. */
+const envelope = envelopeSchema(z.unknown());
+
 function describeIssues(error: z.ZodError): string {
   return error.issues
     .slice(0, 5)
@@ -83,9 +86,9 @@ export function readAnswer<R extends z.ZodType>(
   const execution = facts.data?.execution;
   let result: z.infer<R> | null = null;
   if (problem === null) {
-    const envelope = envelopeSchema(z.unknown()).safeParse(json);
-    const typed = envelope.success ? resultSchema.safeParse(envelope.data.data.result) : null;
-    if (!envelope.success) problem = `answer does not fit the spec: ${describeIssues(envelope.error)}`;
+    const parsed = envelope.safeParse(json);
+    const typed = parsed.success ? resultSchema.safeParse(parsed.data.data.result) : null;
+    if (!parsed.success) problem = `answer does not fit the spec: ${describeIssues(parsed.error)}`;
     else if (!typed?.success) problem = `result does not fit the spec: ${typed ? describeIssues(typed.error) : ''}`;
     else result = typed.data as z.infer<R>;
   }

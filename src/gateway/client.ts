@@ -54,11 +54,16 @@ export class UndiciGateway implements Gateway {
   readonly #config: GatewayConfig;
   readonly #agent: Agent;
   readonly #now: () => Date;
+  // Built once: a zod schema compiles itself on its first parse, so one per call would compile per call.
+  readonly #earthquakeRequest: ReturnType<typeof earthquakeRequestSchema>;
+  readonly #indicatorRequest: ReturnType<typeof indicatorRequestSchema>;
 
   constructor(config: GatewayConfig, now: () => Date = () => new Date()) {
     this.#config = config;
     this.baseUrl = config.baseUrl.replace(/\/+$/, '');
     this.#now = now;
+    this.#earthquakeRequest = earthquakeRequestSchema(now);
+    this.#indicatorRequest = indicatorRequestSchema(now);
     this.#agent = new Agent({
       connections: 32,
       keepAliveTimeout: 10_000,
@@ -69,11 +74,11 @@ export class UndiciGateway implements Gateway {
   }
 
   queryEarthquakes(req: EarthquakeRequest, signal?: AbortSignal): Promise<Attempt<EarthquakeResult>> {
-    return this.#call('earthquake', earthquakeRequestSchema(this.#now), earthquakeResultFor(req), req, signal);
+    return this.#call('earthquake', this.#earthquakeRequest, earthquakeResultFor(req), req, signal);
   }
 
   queryIndicator(req: IndicatorRequest, signal?: AbortSignal): Promise<Attempt<IndicatorResult>> {
-    return this.#call('indicator', indicatorRequestSchema(this.#now), indicatorResultSchema, req, signal);
+    return this.#call('indicator', this.#indicatorRequest, indicatorResultSchema, req, signal);
   }
 
   close(): Promise<void> {

@@ -130,27 +130,31 @@ export function earthquakeResultFor(req: Pick<EarthquakeRequest, 'start_time' | 
   const maxResults = req.max_results ?? LIMITS.defaultMaxResults;
   const fromMs = Date.parse(req.start_time) - SECOND_MS;
   const toMs = Date.parse(req.end_time) + SECOND_MS;
-  return earthquakeResultSchema.superRefine((r, ctx) => {
-    const events = r.events ?? [];
-    if (events.length > maxResults) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['events'],
-        message: `holds ${events.length} events, more than the max_results of ${maxResults} asked for`,
+  // Piped after the shared schema, not refined onto it: a refined copy would be a new schema per
+  // call, compiled again by zod on its first parse (a tenth of a millisecond per call).
+  return earthquakeResultSchema.pipe(
+    z.custom<EarthquakeResult>().superRefine((r, ctx) => {
+      const events = r.events ?? [];
+      if (events.length > maxResults) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['events'],
+          message: `holds ${events.length} events, more than the max_results of ${maxResults} asked for`,
+        });
+      }
+      const outside = events.findIndex((e) => {
+        const ms = Date.parse(e.time);
+        return ms < fromMs || ms > toMs;
       });
-    }
-    const outside = events.findIndex((e) => {
-      const ms = Date.parse(e.time);
-      return ms < fromMs || ms > toMs;
-    });
-    if (outside >= 0) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['events', outside, 'time'],
-        message: `${events[outside]!.time} is outside the ${req.start_time}..${req.end_time} asked for`,
-      });
-    }
-  });
+      if (outside >= 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['events', outside, 'time'],
+          message: `${events[outside]!.time} is outside the ${req.start_time}..${req.end_time} asked for`,
+        });
+      }
+    }),
+  );
 }
 
 export const indicatorResultSchema = z.object({
