@@ -30,6 +30,7 @@ import {
   ShutdownError,
 } from '../errors.js';
 import type { Attempt, AttemptRecord } from '../gateway/attempt.js';
+import type { EarthquakeRequest, EarthquakeResult } from '../gateway/schemas.js';
 import { attemptError } from '../gateway/client.js';
 import { traceGatewayCall } from '../telemetry/tracing.js';
 import { durable } from './durable.js';
@@ -133,4 +134,43 @@ export async function failedAttempt(
   deps.log.warn({ ...logFields, outcome, errorKind, httpStatus, durationMs, failuresInRow }, 'gateway call failed');
   const error = attemptError(record, cause);
   return new GatewayError(error.kind, error.message, { ...error.details, failuresInRow });
+}
+
+/** The audit context of a call a window's job makes, for `purpose`. */
+export function jobCall(
+  job: { streamKey: string; partitionKey: string },
+  ctx: JobContext,
+  purpose: string,
+  backfillId: string | null,
+): CallContext {
+  return {
+    streamKey: job.streamKey,
+    partitionKey: job.partitionKey,
+    jobId: ctx.jobId,
+    attempt: ctx.attempt,
+    purpose,
+    backfillId,
+  };
+}
+
+/** An earthquake query through makeCall, holding one of the process's call slots while it is out (WORKER_CONCURRENCY holds). */
+export async function earthquakeCall(
+  deps: ProcessorDeps,
+  call: CallContext,
+  request: EarthquakeRequest,
+  ctx: JobContext,
+): Promise<Call<EarthquakeResult>> {
+  const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
+  try {
+    return await makeCall(
+      deps,
+      call,
+      'earthquake',
+      request,
+      () => deps.gateway.queryEarthquakes(request, ctx.signal),
+      ctx,
+    );
+  } finally {
+    release();
+  }
 }

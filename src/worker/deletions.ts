@@ -4,7 +4,6 @@
  * them revised. Best effort by design: a failed check leaves its candidates unmarked for the next
  * read, and never fails a window whose events are already stored.
  */
-import type { CallContext } from '../db/audit.js';
 import { commitFailedAttempt } from '../db/answers.js';
 import { deletionCandidates, markDeleted, recordDeletionCheck } from '../db/earthquake-events.js';
 import { NO_FILTERS } from '../domain/filters.js';
@@ -13,7 +12,7 @@ import { planChecks, provenByWindow, judgeCheck, type DeletionCheck } from '../p
 import { earthquakeRequest } from '../planning/earthquake-request.js';
 import { PRECISION_MS, windowRegion, type Frontier } from '../planning/truncation/index.js';
 import type { EarthquakeWindowJob } from '../planning/work.js';
-import { makeCall } from './call.js';
+import { earthquakeCall, jobCall } from './call.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
 import { durable } from './durable.js';
 
@@ -63,27 +62,11 @@ export async function reconcileDeletions(
   const queue: DeletionCheck[] = planChecks(candidates.filter((c) => !byWindow.includes(c.id)));
   while (queue.length > 0 && outcome.checks < MAX_CHECKS && !ctx.stopping?.()) {
     const check = queue.shift()!;
-    const call: CallContext = {
-      streamKey: job.streamKey,
-      partitionKey: job.partitionKey,
-      jobId: ctx.jobId,
-      attempt: ctx.attempt,
-      purpose: 'deletion-check',
-      backfillId,
-    };
+    const call = jobCall(job, ctx, 'deletion-check', backfillId);
     const request = earthquakeRequest(NO_FILTERS, { region: check.region, circle: null });
-    // A check is a gateway call like any: it waits for a call slot (WORKER_CONCURRENCY holds).
-    const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
-    const made = await makeCall(
-      deps,
-      call,
-      'earthquake',
-      request,
-      () => deps.gateway.queryEarthquakes(request, ctx.signal),
-      ctx,
-    )
-      .catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))))
-      .finally(release);
+    const made = await earthquakeCall(deps, call, request, ctx).catch((err: unknown) =>
+      err instanceof Error ? err : new Error(String(err)),
+    );
     outcome.checks++;
     if (made instanceof Error || !made.attempt.ok) {
       const why = made instanceof Error ? made.message : made.attempt.record.errorDetail;

@@ -4,7 +4,6 @@
  * max_results, one probe (an unfiltered month, which on a real catalog holds far more than a cap
  * of events) measures it, at most once per GATEWAY_KNOWLEDGE_TTL_MS per gateway.
  */
-import type { CallContext } from '../db/audit.js';
 import { commitAnswer } from '../db/answers.js';
 import {
   earthquakeGatewayKey,
@@ -19,7 +18,7 @@ import { MAX_RESULTS, probeRequest } from '../planning/earthquake-request.js';
 import { preferOf, type Step, type WindowKnowledge } from '../planning/truncation/index.js';
 import type { EarthquakeWindowJob } from '../planning/work.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
-import { failedAttempt, makeCall } from './call.js';
+import { earthquakeCall, failedAttempt, jobCall } from './call.js';
 import { durable } from './durable.js';
 import { windowPriors } from './window-priors.js';
 
@@ -39,25 +38,8 @@ async function probeCap(
   backfillId: string | null,
 ): Promise<number> {
   // Made for the window's backfill: its control and budget apply to the probe like to any call.
-  const call: CallContext = {
-    streamKey: job.streamKey,
-    partitionKey: job.partitionKey,
-    jobId: ctx.jobId,
-    attempt: ctx.attempt,
-    purpose: 'cap-probe',
-    backfillId,
-  };
-  const request = probeRequest({ endMs: job.windowEndMs });
-  // The probe waits for a call slot like any gateway call (WORKER_CONCURRENCY holds).
-  const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
-  const { attemptId, attempt } = await makeCall(
-    deps,
-    call,
-    'earthquake',
-    request,
-    () => deps.gateway.queryEarthquakes(request, ctx.signal),
-    ctx,
-  ).finally(release);
+  const call = jobCall(job, ctx, 'cap-probe', backfillId);
+  const { attemptId, attempt } = await earthquakeCall(deps, call, probeRequest({ endMs: job.windowEndMs }), ctx);
   if (!attempt.ok)
     throw await failedAttempt(deps, attemptId, attempt.record, attempt.cause, call, ctx, {
       operation: 'earthquake',

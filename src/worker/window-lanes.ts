@@ -3,10 +3,9 @@
  * and idle ones) run parts of it at once. Each call comes back as a value, handed on in the order
  * calls land; once a read has failed no new call starts, and the calls in flight are still awaited.
  */
-import type { CallContext } from '../db/audit.js';
 import { earthquakeRequest } from '../planning/earthquake-request.js';
 import { nextQueries, splitForLanes, taskKey, type Query } from '../planning/truncation/index.js';
-import { makeCall } from './call.js';
+import { earthquakeCall, jobCall } from './call.js';
 import type { Landed, WindowRead } from './window-read.js';
 
 /**
@@ -53,29 +52,11 @@ function launch(read: WindowRead, flights: Map<string, Promise<Landed>>): void {
 
 /** One query on a call slot; whatever happens comes back as a value, so that other lanes go on. */
 async function send({ job, ctx, deps, backfillId }: WindowRead, key: string, query: Query): Promise<Landed> {
-  const call: CallContext = {
-    streamKey: job.streamKey,
-    partitionKey: job.partitionKey,
-    jobId: ctx.jobId,
-    attempt: ctx.attempt,
-    purpose: query.purpose,
-    backfillId,
-  };
-  const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
+  const call = jobCall(job, ctx, query.purpose, backfillId);
   try {
-    const request = earthquakeRequest(job.filters, query);
-    const made = await makeCall(
-      deps,
-      call,
-      'earthquake',
-      request,
-      () => deps.gateway.queryEarthquakes(request, ctx.signal),
-      ctx,
-    );
+    const made = await earthquakeCall(deps, call, earthquakeRequest(job.filters, query), ctx);
     return { key, query, call, made };
   } catch (error) {
     return { key, query, error };
-  } finally {
-    release();
   }
 }
