@@ -7,18 +7,18 @@ import { UsageError } from '../errors.js';
  * the package provides it.
  */
 export interface EmulatorPackage {
-  runEmulatorCli(args: readonly string[]): Promise<number>;
-  bundledDataPaths(): { earthquakeFiles: string[]; indicatorFiles: string[] };
-  startEmulator(options: {
+  runEmulatorCli: (args: readonly string[]) => Promise<number>;
+  bundledDataPaths: () => { earthquakeFiles: string[]; indicatorFiles: string[] };
+  startEmulator: (options: {
     key: string;
     earthquakeFiles: string[];
     indicatorFiles: string[];
     order: 'newest';
     retryAfterSeconds: number;
-  }): Promise<{
+  }) => Promise<{
     url: string;
-    injectFaults(kind: 'server_error' | 'rate_limited', count: number): void;
-    close(): Promise<void>;
+    injectFaults: (kind: 'server_error' | 'rate_limited', count: number) => void;
+    close: () => Promise<void>;
   }>;
 }
 
