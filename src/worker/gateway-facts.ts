@@ -24,7 +24,7 @@ import { windowPriors } from './window-priors.js';
 
 /** A window this long without filters proves the cap on its own first answer; shorter ones, or filtered ones, probe. */
 const SELF_PROVING_MS = 7 * DAY_MS;
-/** Share of windows that try a chain although the hint says the gateway keeps no order: gateways change. */
+/** Share of windows that walk under an order guess although the hint says the gateway keeps none: gateways change. */
 const EXPLORE = 0.1;
 
 function gatewayKey(deps: ProcessorDeps): string {
