@@ -4,12 +4,13 @@
  * abort at the shutdown deadline) keeps `billed` null: the gateway may have billed it.
  */
 import { and, desc, eq, gte, isNotNull, isNull, sql, type SQL } from 'drizzle-orm';
-import type { BudgetScope } from '../domain/budget.js';
+import { BACKFILL_CONTROL, backfillControlSchema, type BackfillControl } from '../domain/backfill.js';
+import { BACKFILL_BUDGET_DAY, backfillScope, type BudgetScope } from '../domain/budget.js';
 import type { Operation } from '../domain/spec.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
-import { firstUnreserved, refusedOutright, releaseBudget, reservation } from './budget.js';
+import { firstUnreserved, releaseBudget } from './budget.js';
 import type { Db, Tx } from './connection.js';
-import { gatewayExecutions as e } from './schema.js';
+import { backfills, budgetCounters as c, gatewayExecutions as e } from './schema.js';
 
 /** Where an attempt came from: which job, which attempt of it, and what the call was for. */
 export interface CallContext {
@@ -21,14 +22,31 @@ export interface CallContext {
   backfillId?: string | null;
 }
 
-export type Begun = { attemptId: number; refused: null } | { attemptId: null; refused: BudgetScope };
+/** A backfill's control and cap, as the statement that begins an attempt read them. */
+export interface Gate {
+  control: BackfillControl;
+  maxBilledCalls: number | null;
+}
 
 /**
- * Before the request leaves: a budget unit reserved in every scope and, only if all of them were,
- * the row that proves the call was made, whatever happens next. One statement, so one round trip
- * and atomic by itself. Refused: no row is written, and the units this statement did reserve in
- * other scopes are given back (a concurrent reservation may meanwhile see them taken: it is then
- * held a little early, never let past a cap).
+ * `attemptId` when every scope was reserved and the row written; else `refused` names a scope at
+ * its cap, or (both null) the backfill's control holds the call. `scopes`: every scope the
+ * statement reserved in, the backfill's included, for giving the units back.
+ */
+export interface Begun {
+  attemptId: number | null;
+  refused: BudgetScope | null;
+  gate: Gate | null;
+  scopes: BudgetScope[];
+}
+
+/**
+ * Before the request leaves, in one statement (one round trip, atomic by itself): the backfill's
+ * control and cap read (`backfillId`), a budget unit reserved in every scope (the backfill's own
+ * with the cap just read) while the backfill is active, and, only if every scope was reserved, the
+ * row that proves the call was made, whatever happens next. Refused: no row is written, and the
+ * units this statement did reserve in other scopes are given back (a concurrent reservation may
+ * meanwhile see them taken: it is then held a little early, never let past a cap).
  */
 export async function beginAttempt(
   db: Db,
@@ -37,9 +55,8 @@ export async function beginAttempt(
   request: object,
   ctx: CallContext,
   startedAt: Date,
+  backfillId: string | null = null,
 ): Promise<Begun> {
-  const outright = refusedOutright(scopes);
-  if (outright) return { attemptId: null, refused: outright };
   const columns = [
     e.operation,
     e.streamKey,
@@ -51,8 +68,31 @@ export async function beginAttempt(
     e.request,
     e.startedAt,
   ];
-  const result = await db.execute<{ reserved: string[]; id: string | number | null }>(sql`
-    with reserved as (${reservation(db, scopes).getSQL()}),
+  const given = sql.join(
+    scopes.map((s) => sql`select ${s.scope}::text as scope, ${s.day}::date as day, ${s.cap}::int as cap`),
+    sql` union all `,
+  );
+  const result = await db.execute<{
+    reserved: string[];
+    id: string | number | null;
+    control: string | null;
+    max_billed_calls: number | null;
+    gated: boolean;
+  }>(sql`
+    with gate as (select control, max_billed_calls from ${backfills} where id = ${backfillId}::text),
+    scopes as (
+      ${given}
+      union all select ${backfillId === null ? null : backfillScope(backfillId)}::text, ${BACKFILL_BUDGET_DAY}::date,
+        g.max_billed_calls from gate g
+    ),
+    reserved as (
+      insert into ${c} (scope, day, calls)
+      select s.scope, s.day, 1 from scopes s
+      where (s.cap is null or s.cap >= 1) and coalesce((select control from gate), ${BACKFILL_CONTROL.active}) = ${BACKFILL_CONTROL.active}
+      on conflict (scope, day) do update set calls = ${c}.calls + 1
+      where ${c}.calls < coalesce((select s.cap from scopes s where s.scope = excluded.scope), 2147483647)
+      returning scope
+    ),
     attempt as (
       insert into ${e} (${sql.join(
         columns.map((col) => sql.identifier(col.name)),
@@ -60,18 +100,28 @@ export async function beginAttempt(
       )})
       select ${operation}::text, ${ctx.streamKey}::text, ${ctx.partitionKey}::text, ${ctx.jobId}::text, ${ctx.attempt}::int,
         ${ctx.purpose}::text, ${ctx.backfillId ?? null}::text, ${JSON.stringify(request)}::jsonb, ${startedAt.toISOString()}::timestamptz
-      where (select count(*) from reserved) = ${scopes.length}
+      where (select count(*) from reserved) = (select count(*) from scopes)
       returning ${sql.identifier(e.id.name)}
     )
-    select coalesce((select array_agg(scope) from reserved), '{}') as reserved, (select id from attempt) as id`);
+    select coalesce((select array_agg(scope) from reserved), '{}') as reserved, (select id from attempt) as id,
+      (select control from gate) as control, (select max_billed_calls from gate) as max_billed_calls,
+      exists (select 1 from gate) as gated`);
   const row = result.rows[0];
-  if (row?.id !== null && row?.id !== undefined) return { attemptId: Number(row.id), refused: null };
+  const gate: Gate | null = row?.gated
+    ? { control: backfillControlSchema.catch('paused').parse(row.control), maxBilledCalls: row.max_billed_calls }
+    : null;
+  const all =
+    gate && backfillId !== null
+      ? [...scopes, { scope: backfillScope(backfillId), day: BACKFILL_BUDGET_DAY, cap: gate.maxBilledCalls }]
+      : scopes;
+  if (row?.id !== null && row?.id !== undefined) return { attemptId: Number(row.id), refused: null, gate, scopes: all };
   const reserved = row?.reserved ?? [];
   await releaseBudget(
     db,
-    scopes.filter((s) => reserved.includes(s.scope)),
+    all.filter((s) => reserved.includes(s.scope)),
   );
-  return { attemptId: null, refused: firstUnreserved(scopes, reserved) ?? scopes[0]! };
+  if (gate && gate.control !== BACKFILL_CONTROL.active) return { attemptId: null, refused: null, gate, scopes: all };
+  return { attemptId: null, refused: firstUnreserved(all, reserved) ?? all[0]!, gate, scopes: all };
 }
 
 /** No answer at all (no HTTP response) may still have been billed: such an attempt is billed unknown. */

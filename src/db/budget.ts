@@ -10,37 +10,10 @@ import { budgetCounters as c } from './schema.js';
 
 export type ReservedScope = Pick<BudgetScope, 'scope' | 'day'>;
 
-/** A cap below 1 refuses even a first call: the scope refused before anything is written, or null. */
-export function refusedOutright(scopes: BudgetScope[]): BudgetScope | null {
-  return scopes.find((s) => s.cap !== null && s.cap < 1) ?? null;
-}
-
 /** The first scope a reservation did not return (it was at its cap), or null when all were reserved. */
 export function firstUnreserved(scopes: BudgetScope[], reserved: Iterable<string>): BudgetScope | null {
   const got = new Set(reserved);
   return scopes.find((s) => !got.has(s.scope)) ?? null;
-}
-
-/**
- * The reserving statement, not yet run: one unit in every scope with one `insert ... on conflict do
- * update ... where calls < cap`; a counter at its cap is left as it is and not returned. A caller
- * runs it as part of a larger statement (db/audit.ts begins the attempt with it).
- */
-export function reservation(db: Db | Tx, scopes: BudgetScope[]) {
-  // Caps are per scope; a scope without a cap is only counted.
-  const capOf = sql`(case ${c.scope} ${sql.join(
-    scopes.map((s) => sql`when ${s.scope} then ${s.cap}::int`),
-    sql` `,
-  )} end)`;
-  return db
-    .insert(c)
-    .values(scopes.map((s) => ({ scope: s.scope, day: s.day, calls: 1 })))
-    .onConflictDoUpdate({
-      target: [c.scope, c.day],
-      set: { calls: sql`${c.calls} + 1` },
-      setWhere: sql`${capOf} is null or ${c.calls} < ${capOf}`,
-    })
-    .returning({ scope: c.scope });
 }
 
 /** Gives back the units of a call that turned out unbilled (never below zero). */

@@ -17,7 +17,6 @@ import {
   type CallContext,
 } from '../db/audit.js';
 import { commitFailedAttempt } from '../db/answers.js';
-import { loadBackfillGate } from '../db/backfills.js';
 import { releaseBudget } from '../db/budget.js';
 import { BACKFILL_CONTROL, type BackfillControl } from '../domain/backfill.js';
 import { budgetScopes, refusalOf, type BudgetScope } from '../domain/budget.js';
@@ -66,23 +65,18 @@ export async function makeCall<R>(
   ctx: JobContext,
 ): Promise<Call<R>> {
   const backfillId = call.backfillId ?? null;
-  const gate = backfillId === null ? null : await loadBackfillGate(deps.db, backfillId);
+  const nowMs = Date.now();
+  const dayScopes = budgetScopes(nowMs, deps.budget?.billedCallsPerDay ?? null, null);
+  // Control, budget units and the audit row in one statement: reserved with the audit row or not at all.
+  const begun = await beginAttempt(deps.db, dayScopes, operation, request, call, new Date(), backfillId);
   // Control first: a job of a cancelled backfill that stops with its worker marks its partition
   // cancelled, rather than going back to the queue half done.
-  const stop = controlStop(backfillId, gate?.control ?? null);
+  const stop = controlStop(backfillId, begun.gate?.control ?? null);
   if (stop) throw stop;
-  if (ctx.stopping?.()) throw new ShutdownError('the worker is stopping: no new gateway call');
-  const nowMs = Date.now();
-  const scopes = budgetScopes(
-    nowMs,
-    deps.budget?.billedCallsPerDay ?? null,
-    backfillId !== null && gate ? { id: backfillId, maxBilledCalls: gate.maxBilledCalls } : null,
-  );
-  // Reserved with the audit row or not at all.
-  const begun = await beginAttempt(deps.db, scopes, operation, request, call, new Date());
   if (begun.refused) throw budgetError(begun.refused, nowMs);
-  const { attemptId } = begun;
-  // Shutdown may have begun during those round trips: the request is not sent after all.
+  const { attemptId, scopes } = begun;
+  if (attemptId === null) throw new Error('an attempt was neither begun nor refused');
+  // A worker stopping sends nothing (checked after the control, which decides how the job ends).
   if (ctx.stopping?.()) {
     await discardAttempt(deps.db, attemptId);
     await releaseBudget(deps.db, scopes);

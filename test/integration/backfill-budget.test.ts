@@ -78,7 +78,7 @@ describe('budget counters', () => {
     expect(await used('backfill:race')).toBe(20);
     expect(await audited()).toBe(20);
     const begun = results.find((r) => r.attemptId !== null)!;
-    const [row] = await db.db.select().from(gatewayExecutions).where(eq(gatewayExecutions.id, begun.attemptId));
+    const [row] = await db.db.select().from(gatewayExecutions).where(eq(gatewayExecutions.id, begun.attemptId!));
     expect(row).toMatchObject({
       operation: 'earthquake',
       streamKey: call.streamKey,
@@ -97,7 +97,7 @@ describe('budget counters', () => {
   it('a scope refused writes no audit row and gives back the others of the same call; a released unit can be reserved again', async () => {
     const day = { scope: 'day', day: '2025-06-01', cap: 100 };
     const full = { scope: 'backfill:race', day: '1970-01-01', cap: 20 };
-    expect(await begin([day, full])).toEqual({ attemptId: null, refused: full });
+    expect(await begin([day, full])).toMatchObject({ attemptId: null, refused: full });
     expect(await used('day')).toBe(0);
     expect(await audited()).toBe(20);
     await releaseBudget(db.db, [full]);
@@ -108,7 +108,7 @@ describe('budget counters', () => {
     expect((await begin([{ scope: 'backfill:free', day: '1970-01-01', cap: null }])).refused).toBeNull();
     // A cap below 1 refuses even a first call, and nothing is written.
     const zero = { scope: 'backfill:zero', day: '1970-01-01', cap: 0 };
-    expect(await begin([day, zero])).toEqual({ attemptId: null, refused: zero });
+    expect(await begin([day, zero])).toMatchObject({ attemptId: null, refused: zero });
     expect([await used('day'), await used('backfill:zero'), await audited()]).toEqual([1, 0, 22]);
   });
 });
