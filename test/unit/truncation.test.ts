@@ -244,7 +244,7 @@ describe('gateways whose order is consistent under restriction (a fixed order is
 /**
  * What a first read costs on the real months (billed calls / sum over windows of max(1, ceil(n/cap))),
  * the cap learned from the first answer. The bounds are those of docs/design.md "Cost"; the figures
- * come from `npx tsx test/bench/truncation-cost.ts`.
+ * come from `npm run bench:truncation`.
  */
 describe('cost of a first read on the real months, against each gateway', () => {
   it.each([
