@@ -5,7 +5,7 @@
  */
 import { and, desc, eq, gte, isNotNull, isNull, sql, type SQL } from 'drizzle-orm';
 import { BACKFILL_CONTROL, backfillControlSchema, type BackfillControl } from '../domain/backfill.js';
-import { BACKFILL_BUDGET_DAY, backfillScope, type BudgetScope } from '../domain/budget.js';
+import { BACKFILL_BUDGET_DAY, backfillBudgetScope, backfillScope, type BudgetScope } from '../domain/budget.js';
 import type { Operation } from '../domain/spec.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
 import { firstUnreserved, releaseBudget } from './budget.js';
@@ -110,10 +110,7 @@ export async function beginAttempt(
   const gate: Gate | null = row?.gated
     ? { control: backfillControlSchema.catch('paused').parse(row.control), maxBilledCalls: row.max_billed_calls }
     : null;
-  const all =
-    gate && backfillId !== null
-      ? [...scopes, { scope: backfillScope(backfillId), day: BACKFILL_BUDGET_DAY, cap: gate.maxBilledCalls }]
-      : scopes;
+  const all = gate && backfillId !== null ? [...scopes, backfillBudgetScope(backfillId, gate.maxBilledCalls)] : scopes;
   if (row?.id !== null && row?.id !== undefined) return { attemptId: Number(row.id), refused: null, gate, scopes: all };
   const reserved = row?.reserved ?? [];
   await releaseBudget(
@@ -122,6 +119,33 @@ export async function beginAttempt(
   );
   if (gate && gate.control !== BACKFILL_CONTROL.active) return { attemptId: null, refused: null, gate, scopes: all };
   return { attemptId: null, refused: firstUnreserved(all, reserved) ?? all[0]!, gate, scopes: all };
+}
+
+/**
+ * The statement that began an attempt lost its answer (a connection cut or silent): if it committed,
+ * its row is ended as never sent (the call was not made, so nothing was billed) and its budget units
+ * given back. Found by what the caller wrote into it; nothing changes when it did not commit.
+ */
+export async function abandonAttempt(
+  db: Db,
+  ctx: CallContext,
+  startedAt: Date,
+  scopes: ReadonlyArray<Pick<BudgetScope, 'scope' | 'day'>>,
+): Promise<void> {
+  await db.execute(sql`
+    with gone as (
+      update ${e} set finished_at = now(), billed = false, error_kind = 'transport',
+        error_detail = 'not sent: the statement that began this attempt lost its answer'
+      where stream_key = ${ctx.streamKey} and partition_key = ${ctx.partitionKey} and job_id is not distinct from ${ctx.jobId}::text
+        and attempt = ${ctx.attempt}::int and call_purpose = ${ctx.purpose} and started_at = ${startedAt.toISOString()}::timestamptz
+        and finished_at is null
+      returning 1
+    )
+    update ${c} set calls = calls - 1
+    where calls > 0 and exists (select 1 from gone) and (${sql.join(
+      scopes.map((s) => sql`(scope = ${s.scope} and day = ${s.day}::date)`),
+      sql` or `,
+    )})`);
 }
 
 /** No answer at all (no HTTP response) may still have been billed: such an attempt is billed unknown. */

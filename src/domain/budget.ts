@@ -37,14 +37,18 @@ export function nextUtcMidnightMs(ms: number): number {
 }
 
 /** The counters a call reserves in: today's, and its backfill's when it belongs to one. Day first (a fixed lock order). */
+/** A backfill's own counter (its cap is read where the unit is reserved). */
+export function backfillBudgetScope(backfillId: string, cap: number | null = null): BudgetScope {
+  return { scope: backfillScope(backfillId), day: BACKFILL_BUDGET_DAY, cap };
+}
+
 export function budgetScopes(
   nowMs: number,
   dayCap: number | null,
   backfill: { id: string; maxBilledCalls: number | null } | null,
 ): BudgetScope[] {
   const scopes: BudgetScope[] = [{ scope: DAY_SCOPE, day: utcDayOf(nowMs), cap: dayCap }];
-  if (backfill)
-    scopes.push({ scope: backfillScope(backfill.id), day: BACKFILL_BUDGET_DAY, cap: backfill.maxBilledCalls });
+  if (backfill) scopes.push(backfillBudgetScope(backfill.id, backfill.maxBilledCalls));
   return scopes;
 }
 

@@ -9,6 +9,7 @@
  * one; it is given back when the answer turns out unbilled, and kept when billed or unknown.
  */
 import {
+  abandonAttempt,
   beginAttempt,
   billedOf,
   discardAttempt,
@@ -19,13 +20,14 @@ import {
 import { commitFailedAttempt } from '../db/answers.js';
 import { releaseBudget } from '../db/budget.js';
 import { BACKFILL_CONTROL, type BackfillControl } from '../domain/backfill.js';
-import { budgetScopes, refusalOf, type BudgetScope } from '../domain/budget.js';
+import { backfillBudgetScope, budgetScopes, refusalOf, type BudgetScope } from '../domain/budget.js';
 import type { Operation } from '../domain/spec.js';
 import {
   BackfillCancelledError,
   BackfillPausedError,
   BudgetExhaustedError,
   GatewayError,
+  isConnectionError,
   ShutdownError,
 } from '../errors.js';
 import type { Attempt, AttemptRecord } from '../gateway/attempt.js';
@@ -68,7 +70,17 @@ export async function makeCall<R>(
   const nowMs = Date.now();
   const dayScopes = budgetScopes(nowMs, deps.budget?.billedCallsPerDay ?? null, null);
   // Control, budget units and the audit row in one statement: reserved with the audit row or not at all.
-  const begun = await beginAttempt(deps.db, dayScopes, operation, request, call, new Date(), backfillId);
+  const startedAt = new Date();
+  const begun = await beginAttempt(deps.db, dayScopes, operation, request, call, startedAt, backfillId).catch(
+    async (e: unknown) => {
+      // The statement may have committed while its answer was lost: that row's call is never sent.
+      if (isConnectionError(e)) {
+        const scopes = backfillId === null ? dayScopes : [...dayScopes, backfillBudgetScope(backfillId)];
+        await durable(() => abandonAttempt(deps.db, call, startedAt, scopes), ctx, deps.log);
+      }
+      throw e;
+    },
+  );
   // Control first: a job of a cancelled backfill that stops with its worker marks its partition
   // cancelled, rather than going back to the queue half done.
   const stop = controlStop(backfillId, begun.gate?.control ?? null);

@@ -1,6 +1,6 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { beginAttempt } from '../../src/db/audit.js';
+import { abandonAttempt, beginAttempt } from '../../src/db/audit.js';
 import { releaseBudget } from '../../src/db/budget.js';
 import { budgetCounters, gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
 import { loadUsgsFile, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
@@ -48,9 +48,17 @@ describe('budget counters', () => {
     await db.drop();
   });
 
-  const used = async (scope: string) =>
-    (await db.db.select({ calls: budgetCounters.calls }).from(budgetCounters).where(eq(budgetCounters.scope, scope)))[0]
-      ?.calls ?? 0;
+  const used = async (scope: string, day?: string) =>
+    (
+      await db.db
+        .select({ calls: budgetCounters.calls })
+        .from(budgetCounters)
+        .where(
+          day === undefined
+            ? eq(budgetCounters.scope, scope)
+            : and(eq(budgetCounters.scope, scope), eq(budgetCounters.day, day)),
+        )
+    )[0]?.calls ?? 0;
 
   const audited = async () => (await db.db.select({ n: sql<number>`count(*)::int` }).from(gatewayExecutions))[0]!.n;
   const call = {
@@ -110,6 +118,22 @@ describe('budget counters', () => {
     const zero = { scope: 'backfill:zero', day: '1970-01-01', cap: 0 };
     expect(await begin([day, zero])).toMatchObject({ attemptId: null, refused: zero });
     expect([await used('day'), await used('backfill:zero'), await audited()]).toEqual([1, 0, 22]);
+  });
+
+  it('an attempt whose beginning lost its answer is ended as never sent, its units given back', async () => {
+    const day = { scope: 'day', day: '2025-06-02', cap: null };
+    const startedAt = new Date('2025-06-02T08:00:00.123Z');
+    const own = { ...call, partitionKey: '2025-06-02', attempt: 7 };
+    const begun = await beginAttempt(db.db, [day], 'earthquake', { start_time: 'x' }, own, startedAt);
+    expect(await used('day', '2025-06-02')).toBe(1);
+    await abandonAttempt(db.db, own, startedAt, [day]);
+    const [row] = await db.db.select().from(gatewayExecutions).where(eq(gatewayExecutions.id, begun.attemptId!));
+    expect(row).toMatchObject({ billed: false, errorKind: 'transport', httpStatus: null });
+    expect(row!.finishedAt).not.toBeNull();
+    expect(await used('day', '2025-06-02')).toBe(0);
+    // Nothing there to end (the statement never committed): nothing changes.
+    await abandonAttempt(db.db, { ...own, attempt: 8 }, startedAt, [day]);
+    expect(await used('day', '2025-06-02')).toBe(0);
   });
 });
 
