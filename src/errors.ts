@@ -135,6 +135,12 @@ const CONNECTION_CODES = new Set([
   '57P03',
 ]);
 
+const CONNECTION_MESSAGE = new RegExp(
+  'Connection terminated|connection silent|cut off by shutdown|timeout exceeded when trying to connect|' +
+    'connect ECONNREFUSED|Client has encountered a connection error|terminating connection',
+  'i',
+);
+
 /**
  * Our own PostgreSQL or Redis is unreachable, restarting or silent (not: the statement is wrong),
  * from the driver's code or message, or the cause it wraps. Such an outage is waited out, never
@@ -145,7 +151,5 @@ export function isConnectionError(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
   if (typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
   if (e.cause !== undefined && e.cause !== e && isConnectionError(e.cause)) return true;
-  return /Connection terminated|connection silent|cut off by shutdown|timeout exceeded when trying to connect|connect ECONNREFUSED|Client has encountered a connection error|terminating connection/i.test(
-    e.message,
-  );
+  return CONNECTION_MESSAGE.test(e.message);
 }

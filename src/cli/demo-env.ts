@@ -31,5 +31,8 @@ export function demoEnv(env: NodeJS.ProcessEnv, gateway: { url: string; key: str
 /** The demo's first line: where it writes, and that this is not production. */
 export function demoBanner(databaseUrl: string): string {
   const u = new URL(databaseUrl);
-  return `demo: database ${DEMO_DATABASE} on ${u.host} (${redactUrl(databaseUrl)}) and queue prefix ${DEMO_QUEUE_PREFIX}, never the production defaults (gateway_ingest, gateway-ingest)`;
+  return (
+    `demo: database ${DEMO_DATABASE} on ${u.host} (${redactUrl(databaseUrl)}) and queue prefix ${DEMO_QUEUE_PREFIX}, ` +
+    'never the production defaults (gateway_ingest, gateway-ingest)'
+  );
 }

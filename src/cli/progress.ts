@@ -76,7 +76,9 @@ function parts(f: ProgressFigures): { counts: string; spend: string; remaining: 
     .join(', ');
   return {
     counts: `${n(f.finished)}/${n(f.total)} partitions${held ? ` (${held})` : ''}`,
-    spend: `${n(f.rowsWritten)} rows | ${n(f.billedCalls)} billed calls${f.billedPerMinute === null ? '' : ` (${f.billedPerMinute.toFixed(1)}/min)`}`,
+    spend:
+      `${n(f.rowsWritten)} rows | ${n(f.billedCalls)} billed calls` +
+      (f.billedPerMinute === null ? '' : ` (${f.billedPerMinute.toFixed(1)}/min)`),
     remaining: f.etaMs === null ? 'ETA --' : `ETA ${formatDuration(f.etaMs)}`,
   };
 }

@@ -24,7 +24,8 @@ export interface EnvFlags {
 export function allowInsecureHttpOption(): Option {
   return new Option(
     '--allow-insecure-http',
-    'allow plain http:// to a gateway that is not on this machine (MARKET_KEY travels in clear; also GATEWAY_ALLOW_INSECURE_HTTP=1)',
+    'allow plain http:// to a gateway that is not on this machine ' +
+      '(MARKET_KEY travels in clear; also GATEWAY_ALLOW_INSECURE_HTTP=1)',
   );
 }
 

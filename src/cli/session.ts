@@ -111,7 +111,8 @@ function workerWatch(s: Session, refs: PartitionRef[], note: (line: string) => v
     const none = counts.some((n) => n === 0);
     if (none && !absent)
       note(
-        `no worker is taking jobs on queue prefix "${s.env.queuePrefix}": start one (gateway-ingest worker) or re-run with --inline; still waiting`,
+        `no worker is taking jobs on queue prefix "${s.env.queuePrefix}": ` +
+          'start one (gateway-ingest worker) or re-run with --inline; still waiting',
       );
     if (!none && absent) note('a worker is taking jobs again');
     absent = none;
@@ -125,9 +126,15 @@ export function haltMessage(halt: Halt, backfillId: string | null): string {
     return `cancelled: what was written stays; running the same backfill again fetches only what is missing`;
   if (halt.kind === 'paused') return `paused by user: \`gateway-ingest backfill resume ${id}\` continues it`;
   if (halt.scope === 'backfill') {
-    return `paused by budget: ${halt.used} of ${halt.cap} billed calls; raise with \`gateway-ingest backfill budget ${id} N\` (or \`backfill resume ${id} --max-billed-calls N\`)`;
+    return (
+      `paused by budget: ${halt.used} of ${halt.cap} billed calls; ` +
+      `raise with \`gateway-ingest backfill budget ${id} N\` (or \`backfill resume ${id} --max-billed-calls N\`)`
+    );
   }
-  return `paused by budget: ${halt.used} of ${halt.cap} billed calls of BILLED_CALLS_PER_DAY used today; resumes by itself at ${toRfc3339(halt.untilMs)}, or sooner when BILLED_CALLS_PER_DAY is raised`;
+  return (
+    `paused by budget: ${halt.used} of ${halt.cap} billed calls of BILLED_CALLS_PER_DAY used today; ` +
+    `resumes by itself at ${toRfc3339(halt.untilMs)}, or sooner when BILLED_CALLS_PER_DAY is raised`
+  );
 }
 
 /**
@@ -193,7 +200,8 @@ export async function awaitBackfill(
           const r = await reconciler?.runOnce();
           if (r && r.requeued.length > reportedRequeue)
             reporter.note(
-              `${r.requeued.length} partitions had no job that would run them (Redis lost it?): queued again, e.g. ${r.requeued[0]}`,
+              `${r.requeued.length} partitions had no job that would run them (Redis lost it?): ` +
+                `queued again, e.g. ${r.requeued[0]}`,
             );
           if (r) reportedRequeue = r.requeued.length;
         },
@@ -203,12 +211,14 @@ export async function awaitBackfill(
     const unfinished = p.total - p.done - p.partial - p.failed;
     const partial = p.partial > 0 ? `${p.partial} partial, ` : '';
     process.stdout.write(
-      `${p.halt ? 'stopped' : 'finished'}: ${p.done} done, ${partial}${p.failed} failed, ${unfinished} unfinished of ${p.total} partitions\n`,
+      `${p.halt ? 'stopped' : 'finished'}: ${p.done} done, ${partial}${p.failed} failed, ` +
+        `${unfinished} unfinished of ${p.total} partitions\n`,
     );
     if (p.halt) process.stdout.write(`${haltMessage(p.halt, backfillId)}\n`);
     if (p.partial > 0)
       process.stdout.write(
-        'partial windows hold intervals no query could resolve: `gateway-ingest status` lists them; a re-run retries only those\n',
+        'partial windows hold intervals no query could resolve: ' +
+          '`gateway-ingest status` lists them; a re-run retries only those\n',
       );
     return p.done === p.total ? EXIT.ok : EXIT.failed;
   } finally {

@@ -75,8 +75,14 @@ export function formatHold(h: StreamHold): string {
   if (h.kind === 'cancelled')
     return `  cancelled: backfill ${h.backfillId} (${waiting}; running the same backfill again fetches them)`;
   if (h.scope === 'day')
-    return `  paused by budget until ${h.until}: ${h.used} of ${h.cap} billed calls of BILLED_CALLS_PER_DAY used today (${waiting})`;
-  return `  paused by budget until raised: backfill ${h.backfillId} used ${h.used} of ${h.cap} billed calls (${waiting}; gateway-ingest backfill budget ${h.backfillId} N)`;
+    return (
+      `  paused by budget until ${h.until}: ${h.used} of ${h.cap} billed calls ` +
+      `of BILLED_CALLS_PER_DAY used today (${waiting})`
+    );
+  return (
+    `  paused by budget until raised: backfill ${h.backfillId} used ${h.used} of ${h.cap} billed calls ` +
+    `(${waiting}; gateway-ingest backfill budget ${h.backfillId} N)`
+  );
 }
 
 export function formatDayBudget(d: DayBudget): string {

@@ -28,7 +28,10 @@ function headerValueProblem(value: string): string | null {
   const bad = [...value].find((ch) => !/^[\t\x20-\x7e\x80-\xff]$/.test(ch));
   if (bad !== undefined) {
     const code = `U+${bad.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
-    return `contains a character not allowed in an HTTP header value (${code}: control characters, line breaks and characters outside Latin-1 are refused)`;
+    return (
+      `contains a character not allowed in an HTTP header value (${code}: control characters, line breaks ` +
+      'and characters outside Latin-1 are refused)'
+    );
   }
   // The header value is trimmed on the wire, so the gateway would see a different key.
   if (/^[\t ]|[\t ]$/.test(value)) return 'starts or ends with whitespace, which HTTP strips from header values';
@@ -100,7 +103,8 @@ const envSchema = z.object({
     .max(64, 'must be at most 64 characters')
     .regex(
       QUEUE_PREFIX_PATTERN,
-      'must be letters, digits, _ . - with at most one {hash tag} (non-empty) among them, e.g. gateway-ingest or {gateway-ingest}',
+      'must be letters, digits, _ . - with at most one {hash tag} (non-empty) among them, ' +
+        'e.g. gateway-ingest or {gateway-ingest}',
     )
     .default('gateway-ingest'),
   WORKER_CONCURRENCY: intFromEnv(1, 256).default(4),

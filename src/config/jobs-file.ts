@@ -1,4 +1,7 @@
-/** The jobs.yaml loader's public face; the code lives in ./jobs-file/ (load, yaml, streams, refresh, schedule, messages). */
+/**
+ * The jobs.yaml loader's public face; the code lives in ./jobs-file/ (load, yaml, streams, refresh,
+ * schedule, messages).
+ */
 export { formatDurationMs, parseDurationMs } from './durations.js';
 export {
   DEFAULT_JOBS_FILE,

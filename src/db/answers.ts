@@ -64,7 +64,8 @@ async function recordAttempt(
   progress: Progress | 'answered' | null,
 ): Promise<number> {
   const result = await db.execute<{ consecutive_failures: number }>(
-    sql`with audit as (${completion(db, attemptId, r, truncated, rowsWritten).getSQL()}) ${callRecord(db, ctx, r, progress).getSQL()}`,
+    sql`with audit as (${completion(db, attemptId, r, truncated, rowsWritten).getSQL()})
+      ${callRecord(db, ctx, r, progress).getSQL()}`,
   );
   return result.rows[0]?.consecutive_failures ?? 0;
 }

@@ -88,7 +88,8 @@ export async function beginAttempt(
     reserved as (
       insert into ${c} (scope, day, calls)
       select s.scope, s.day, 1 from scopes s
-      where (s.cap is null or s.cap >= 1) and coalesce((select control from gate), ${BACKFILL_CONTROL.active}) = ${BACKFILL_CONTROL.active}
+      where (s.cap is null or s.cap >= 1)
+        and coalesce((select control from gate), ${BACKFILL_CONTROL.active}) = ${BACKFILL_CONTROL.active}
       on conflict (scope, day) do update set calls = ${c}.calls + 1
       where ${c}.calls < coalesce((select s.cap from scopes s where s.scope = excluded.scope), 2147483647)
       returning scope
@@ -98,8 +99,9 @@ export async function beginAttempt(
         columns.map((col) => sql.identifier(col.name)),
         sql`, `,
       )})
-      select ${operation}::text, ${ctx.streamKey}::text, ${ctx.partitionKey}::text, ${ctx.jobId}::text, ${ctx.attempt}::int,
-        ${ctx.purpose}::text, ${ctx.backfillId ?? null}::text, ${JSON.stringify(request)}::jsonb, ${startedAt.toISOString()}::timestamptz
+      select ${operation}::text, ${ctx.streamKey}::text, ${ctx.partitionKey}::text, ${ctx.jobId}::text,
+        ${ctx.attempt}::int, ${ctx.purpose}::text, ${ctx.backfillId ?? null}::text, ${JSON.stringify(request)}::jsonb,
+        ${startedAt.toISOString()}::timestamptz
       where (select count(*) from reserved) = (select count(*) from scopes)
       returning ${sql.identifier(e.id.name)}
     )
@@ -136,8 +138,10 @@ export async function abandonAttempt(
     with gone as (
       update ${e} set finished_at = now(), billed = false, error_kind = 'transport',
         error_detail = 'not sent: the statement that began this attempt lost its answer'
-      where stream_key = ${ctx.streamKey} and partition_key = ${ctx.partitionKey} and job_id is not distinct from ${ctx.jobId}::text
-        and attempt = ${ctx.attempt}::int and call_purpose = ${ctx.purpose} and started_at = ${startedAt.toISOString()}::timestamptz
+      where stream_key = ${ctx.streamKey} and partition_key = ${ctx.partitionKey}
+        and job_id is not distinct from ${ctx.jobId}::text
+        and attempt = ${ctx.attempt}::int and call_purpose = ${ctx.purpose}
+        and started_at = ${startedAt.toISOString()}::timestamptz
         and finished_at is null
       returning 1
     )

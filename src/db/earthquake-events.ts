@@ -59,8 +59,9 @@ function upsertCtes(rows: readonly EventRow[], executionId: number | null, seenA
   const changed = REVISED.map(([field, value]) => sql`(${field}::text, ${value('o')}, ${value('i')})`);
   return sql`incoming as (
       select * from unnest(${col('id')}::text[], ${param(rows.map((r) => r.time.toISOString()))}::timestamptz[],
-        ${col('magnitude')}::float8[], ${col('magnitudeType')}::text[], ${col('place')}::text[], ${col('latitude')}::float8[],
-        ${col('longitude')}::float8[], ${col('depthKm')}::float8[], ${col('tsunamiFlag')}::boolean[], ${col('url')}::text[])
+        ${col('magnitude')}::float8[], ${col('magnitudeType')}::text[], ${col('place')}::text[],
+        ${col('latitude')}::float8[], ${col('longitude')}::float8[], ${col('depthKm')}::float8[],
+        ${col('tsunamiFlag')}::boolean[], ${col('url')}::text[])
         as u(id, time, magnitude, magnitude_type, place, latitude, longitude, depth_km, tsunami_flag, url)
     ),
     old as (
@@ -89,9 +90,11 @@ function upsertCtes(rows: readonly EventRow[], executionId: number | null, seenA
       select o.id, c.field, c.old_value, c.new_value, ${executionId}::bigint, ${seen}
       from old o join incoming i on i.id = o.id
       cross join lateral (values ${sql.join(changed, sql`, `)},
-        ('deleted'::text, to_jsonb(to_char(o.deleted_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')), null::jsonb))
+        ('deleted'::text,
+          to_jsonb(to_char(o.deleted_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')), null::jsonb))
         as c(field, old_value, new_value)
-      where case when c.field = 'deleted' then o.deleted_at is not null else c.old_value is distinct from c.new_value end
+      where case when c.field = 'deleted' then o.deleted_at is not null
+        else c.old_value is distinct from c.new_value end
       returning event_id
     ),
     counts as (
@@ -152,7 +155,8 @@ export function matchesFilters(f: EarthquakeFilters): SQL {
     const { latitude: lat, longitude: lon, radiusKm } = f.circle;
     parts.push(sql`2 * ${EARTH_RADIUS_KM}::float8 * asin(least(1, sqrt(
       power(sin(radians(e.latitude - ${lat}::float8) / 2), 2)
-      + cos(radians(${lat}::float8)) * cos(radians(e.latitude)) * power(sin(radians(e.longitude - ${lon}::float8) / 2), 2)))) <= ${radiusKm}::float8`);
+      + cos(radians(${lat}::float8)) * cos(radians(e.latitude))
+        * power(sin(radians(e.longitude - ${lon}::float8) / 2), 2)))) <= ${radiusKm}::float8`);
   }
   return sql.join(parts, sql` and `);
 }
@@ -176,7 +180,8 @@ export async function deletionCandidates(
   const to = new Date(q.region.hi - q.precisionMs);
   const result = await db.execute<{ id: string; time: Date | string }>(sql`
     select e.id, e.time from earthquake_events e
-    where e.deleted_at is null and e.time >= ${from.toISOString()}::timestamptz and e.time <= ${to.toISOString()}::timestamptz
+    where e.deleted_at is null
+      and e.time >= ${from.toISOString()}::timestamptz and e.time <= ${to.toISOString()}::timestamptz
       and e.last_seen_at < ${q.seenSince.toISOString()}::timestamptz and ${matchesFilters(q.filters)}`);
   const rows = result.rows.map((r) => ({ id: r.id, time: new Date(r.time) }));
   const excluded = (ms: number) => q.excluded.some((r) => ms + q.precisionMs > r.lo && ms - q.precisionMs < r.hi);

@@ -63,8 +63,10 @@ export async function recordAnswerSize(
     .onConflictDoUpdate({
       target: k.gatewayKey,
       set: {
-        capFloor: sql`case when ${k.capSeenAt} < ${staleBefore} then excluded.cap_floor else greatest(${k.capFloor}, excluded.cap_floor) end`,
-        capSeenAt: sql`case when ${k.capSeenAt} < ${staleBefore} or excluded.cap_floor >= ${k.capFloor} then excluded.cap_seen_at else ${k.capSeenAt} end`,
+        capFloor: sql`case when ${k.capSeenAt} < ${staleBefore} then excluded.cap_floor
+          else greatest(${k.capFloor}, excluded.cap_floor) end`,
+        capSeenAt: sql`case when ${k.capSeenAt} < ${staleBefore} or excluded.cap_floor >= ${k.capFloor}
+          then excluded.cap_seen_at else ${k.capSeenAt} end`,
         updatedAt: sql`now()`,
       },
     });

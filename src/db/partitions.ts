@@ -54,7 +54,8 @@ export async function recordPlanned(db: Db, planned: PlannedPartition[], refresh
           // A backfill takes the partition over (its pause, cancel and budget now apply to it); a
           // scheduled run (no backfill) leaves it with an active backfill, and frees it from one
           // that is paused or cancelled, whose control would otherwise stop the scheduled read.
-          backfillId: sql`coalesce(excluded.backfill_id, (select ${backfills.id} from ${backfills} where ${backfills.id} = ${p.backfillId} and ${backfills.control} = ${BACKFILL_CONTROL.active}))`,
+          backfillId: sql`coalesce(excluded.backfill_id, (select ${backfills.id} from ${backfills}
+            where ${backfills.id} = ${p.backfillId} and ${backfills.control} = ${BACKFILL_CONTROL.active}))`,
           updatedAt: sql`now()`,
           state: transitionSql(refresh ? 'reset' : 'planned'),
           frontier: refresh ? sql`null` : sql`${p.frontier}`,

@@ -34,7 +34,8 @@ export async function rollUpBatch(db: Db, cutoff: Date, maxRows: number): Promis
     with oldest as (
       select (min(started_at) at time zone 'UTC')::date as day from gateway_executions where started_at < ${cutoff}
     ), span as (
-      select (o.day::timestamp at time zone 'UTC') as lo, least(${cutoff}::timestamptz, ((o.day + 1)::timestamp at time zone 'UTC')) as hi
+      select (o.day::timestamp at time zone 'UTC') as lo,
+        least(${cutoff}::timestamptz, ((o.day + 1)::timestamp at time zone 'UTC')) as hi
       from oldest o where o.day is not null
     ), groups as (
       select x.operation, coalesce(x.stream_key, '') as stream_key, count(*) as n
@@ -52,7 +53,8 @@ export async function rollUpBatch(db: Db, cutoff: Date, maxRows: number): Promis
     ), doomed as (
       delete from gateway_executions x
       using span s, picked k
-      where x.started_at >= s.lo and x.started_at < s.hi and x.operation = k.operation and coalesce(x.stream_key, '') = k.stream_key
+      where x.started_at >= s.lo and x.started_at < s.hi
+        and x.operation = k.operation and coalesce(x.stream_key, '') = k.stream_key
       returning x.started_at, x.operation, coalesce(x.stream_key, '') as stream_key, x.billed, x.units, x.error_kind
     ), by_kind as (
       select (started_at at time zone 'UTC')::date as day, operation, stream_key, error_kind,
@@ -65,10 +67,12 @@ export async function rollUpBatch(db: Db, cutoff: Date, maxRows: number): Promis
       select day, operation, stream_key,
         sum(calls)::int as calls, sum(billed_calls)::int as billed_calls, sum(billed_unknown)::int as billed_unknown,
         sum(units)::float8 as units,
-        coalesce(jsonb_object_agg(error_kind, calls) filter (where error_kind is not null), '{}'::jsonb) as failures_by_kind
+        coalesce(jsonb_object_agg(error_kind, calls) filter (where error_kind is not null), '{}'::jsonb)
+          as failures_by_kind
       from by_kind group by 1, 2, 3
     ), merged as (
-      insert into gateway_cost_rollup as r (day, operation, stream_key, calls, billed_calls, billed_unknown, units, failures_by_kind)
+      insert into gateway_cost_rollup as r
+        (day, operation, stream_key, calls, billed_calls, billed_unknown, units, failures_by_kind)
       select day, operation, stream_key, calls, billed_calls, billed_unknown, units, failures_by_kind from totals
       on conflict (day, operation, stream_key) do update set
         calls = r.calls + excluded.calls,
@@ -79,7 +83,8 @@ export async function rollUpBatch(db: Db, cutoff: Date, maxRows: number): Promis
           select coalesce(jsonb_object_agg(k.key, k.calls), '{}'::jsonb)
           from (
             select e.key, sum(e.value::numeric)::int as calls
-            from (select * from jsonb_each_text(r.failures_by_kind) union all select * from jsonb_each_text(excluded.failures_by_kind)) e
+            from (select * from jsonb_each_text(r.failures_by_kind)
+              union all select * from jsonb_each_text(excluded.failures_by_kind)) e
             group by e.key
           ) k
         )

@@ -36,7 +36,10 @@ export function nextUtcMidnightMs(ms: number): number {
   return (Math.floor(ms / DAY_MS) + 1) * DAY_MS;
 }
 
-/** The counters a call reserves in: today's, and its backfill's when it belongs to one. Day first (a fixed lock order). */
+/**
+ * The counters a call reserves in: today's, and its backfill's when it belongs to one. Day first
+ * (a fixed lock order).
+ */
 /** A backfill's own counter (its cap is read where the unit is reserved). */
 export function backfillBudgetScope(backfillId: string, cap: number | null = null): BudgetScope {
   return { scope: backfillScope(backfillId), day: BACKFILL_BUDGET_DAY, cap };

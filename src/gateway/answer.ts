@@ -115,7 +115,10 @@ export function readAnswer<R extends z.ZodType>(
  */
 function notFoundProblem(path: string | null, message: string | null): string {
   const said = message === null ? '' : ` (it said: ${message})`;
-  return `the gateway answered 404 Not Found for ${path ?? 'the operation path'}${said}: no such operation there; check GATEWAY_BASE_URL`;
+  return (
+    `the gateway answered 404 Not Found for ${path ?? 'the operation path'}${said}: ` +
+    'no such operation there; check GATEWAY_BASE_URL'
+  );
 }
 
 /** The gateway's own message explains a refusal best; a schema problem explains a broken answer. */

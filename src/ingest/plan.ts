@@ -77,7 +77,10 @@ export interface StreamPlan {
 }
 
 export interface DensityReport {
-  /** Windows whose events are all stored (exact count), partly stored or sampled (scaled), judged from other windows (extrapolated), or not at all. */
+  /**
+   * Windows whose events are all stored (exact count), partly stored or sampled (scaled), judged
+   * from other windows (extrapolated), or not at all.
+   */
   windows: Record<DensityKind, number>;
   /** Streams whose stored events were counted (this one, or wider ones). */
   sourceStreams: string[];
@@ -98,7 +101,10 @@ export interface Plan {
   minimumBilledCalls: number;
   density: DensityReport | null;
   orderFactor: OrderFactor | null;
-  /** A cap probe (one billed call) is due before the first window: yes, maybe (no gateway configured to ask about), no. */
+  /**
+   * A cap probe (one billed call) is due before the first window: yes, maybe (no gateway configured
+   * to ask about), no.
+   */
   capProbe: 'expected' | 'possible' | 'none';
   latencyMs: number;
   latencySource: 'measured' | 'default';

@@ -26,7 +26,10 @@ export interface DeletionCheck {
   ids: string[];
 }
 
-/** The run's own answers prove absence: the stream is unfiltered and the event lies MOVE_MS inside the window region. */
+/**
+ * The run's own answers prove absence: the stream is unfiltered and the event lies MOVE_MS inside
+ * the window region.
+ */
 export function provenByWindow(c: Candidate, window: Region, unfiltered: boolean): boolean {
   return unfiltered && c.timeMs - MOVE_MS - PRECISION_MS >= window.lo && c.timeMs + MOVE_MS + PRECISION_MS <= window.hi;
 }

@@ -37,7 +37,8 @@ export function redisClusterHint(c: RedisClusterSettings): string {
   return (
     `cannot reach the Redis Cluster at ${nodes} (REDIS_CLUSTER_NODES). Check that the nodes are up, that ` +
     '`redis-cli -c -h HOST -p PORT cluster info` says cluster_state:ok, and that REDIS_USERNAME, REDIS_PASSWORD ' +
-    `and REDIS_TLS (now ${c.tls ? '1' : '0'}) match the cluster; a Redis not in cluster mode is set with REDIS_URL instead`
+    `and REDIS_TLS (now ${c.tls ? '1' : '0'}) match the cluster; ` +
+    'a Redis not in cluster mode is set with REDIS_URL instead'
   );
 }
 

@@ -26,7 +26,10 @@ export function formatRefresh(s: EarthquakeStreamConfig): string {
   return s.refresh.map((t) => `${formatSchedule(t.schedule)} (to ${formatDurationMs(t.withinMs)})`).join(', ');
 }
 
-/** One stream of jobs.yaml and the stream keys it reads: one for an earthquake stream, every country x indicator for an indicator stream. */
+/**
+ * One stream of jobs.yaml and the stream keys it reads: one for an earthquake stream, every
+ * country x indicator for an indicator stream.
+ */
 export interface DeclaredStream {
   name: string;
   operation: 'earthquake' | 'indicator';

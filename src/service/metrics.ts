@@ -136,7 +136,9 @@ export function newestDataMs(f: StreamFreshness): number | null {
 function freshnessGauge(registry: Registry, db: Db): void {
   new Gauge({
     name: `${PREFIX}stream_freshness_seconds`,
-    help: 'Seconds since the newest data of each stream (by stream key): its newest event, or for an indicator series the end of the last year holding a value',
+    help:
+      'Seconds since the newest data of each stream (by stream key): its newest event, ' +
+      'or for an indicator series the end of the last year holding a value',
     labelNames: ['stream'],
     registers: [registry],
     async collect() {
@@ -157,7 +159,9 @@ function freshnessGauge(registry: Registry, db: Db): void {
 function budgetGauge(registry: Registry, db: Db, cap: number): void {
   new Gauge({
     name: `${PREFIX}budget_billed_calls_left`,
-    help: 'Billed calls left in a budget; scope "day": BILLED_CALLS_PER_DAY minus the calls counted on the current UTC day',
+    help:
+      'Billed calls left in a budget; scope "day": ' +
+      'BILLED_CALLS_PER_DAY minus the calls counted on the current UTC day',
     labelNames: ['scope'],
     registers: [registry],
     async collect() {

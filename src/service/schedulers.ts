@@ -44,7 +44,10 @@ function repeatOf(schedule: Schedule): SchedulerRepeat {
   return { pattern: schedule.pattern, tz: schedule.timezone ?? 'UTC' };
 }
 
-/** Pure: one scheduler per enabled indicator stream and per refresh tier of an enabled earthquake stream, in file order. */
+/**
+ * Pure: one scheduler per enabled indicator stream and per refresh tier of an enabled earthquake
+ * stream, in file order.
+ */
 export function desiredSchedulers(file: ResolvedJobsFile): DesiredScheduler[] {
   const quakes = file.earthquakes
     .filter((s) => s.enabled)

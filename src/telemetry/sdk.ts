@@ -74,7 +74,8 @@ export async function processorsFor(settings: TelemetrySettings): Promise<SpanPr
       processors.push(new SimpleSpanProcessor(new ConsoleSpanExporter()));
       continue;
     }
-    // Headers, timeout, compression and certificates come from the OTEL_EXPORTER_OTLP_* variables, read by the exporter.
+    // Headers, timeout, compression and certificates come from the OTEL_EXPORTER_OTLP_* variables,
+    // read by the exporter.
     const { OTLPTraceExporter } =
       settings.otlp.protocol === 'http/json'
         ? await import('@opentelemetry/exporter-trace-otlp-http')

@@ -159,7 +159,10 @@ export function jobCall(
   };
 }
 
-/** An earthquake query through makeCall, holding one of the process's call slots while it is out (WORKER_CONCURRENCY holds). */
+/**
+ * An earthquake query through makeCall, holding one of the process's call slots while it is out
+ * (WORKER_CONCURRENCY holds).
+ */
 export async function earthquakeCall(
   deps: ProcessorDeps,
   call: CallContext,

@@ -10,7 +10,10 @@ import type { Db } from '../db/connection.js';
 import type { Log } from '../log.js';
 import { isConnectionError } from '../errors.js';
 
-/** A killed worker's partition is free this long after its last renewal (BullMQ hands its job out within about as long). */
+/**
+ * A killed worker's partition is free this long after its last renewal (BullMQ hands its job out
+ * within about as long).
+ */
 export const CLAIM_MS = 10_000;
 const RENEW_MS = CLAIM_MS / 3;
 

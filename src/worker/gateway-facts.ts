@@ -99,6 +99,6 @@ export function tally(stats: OrderStats, step: Step): void {
 }
 
 export async function shareOrderEvidence(deps: ProcessorDeps, stats: OrderStats): Promise<void> {
-  const any = stats.newest.confirmed + stats.newest.refuted + stats.oldest.confirmed + stats.oldest.refuted;
-  if (any > 0) await recordOrderEvidence(deps.db, gatewayKey(deps), stats);
+  const outcomes = stats.newest.confirmed + stats.newest.refuted + stats.oldest.confirmed + stats.oldest.refuted;
+  if (outcomes > 0) await recordOrderEvidence(deps.db, gatewayKey(deps), stats);
 }

@@ -38,7 +38,10 @@ export interface WorkerSettings {
   /** Failed attempts in a row (no answer recorded between them) after which a partition fails. */
   failuresAllowed: number;
   retryBaseDelayMs: number;
-  /** Gateway calls one earthquake window may have in flight at once (WINDOW_LANES), within its share of the call slots. */
+  /**
+   * Gateway calls one earthquake window may have in flight at once (WINDOW_LANES), within its share
+   * of the call slots.
+   */
   windowLanes?: number;
   /** How often a job held by a budget looks again (default 60 s); never later than the day turns. */
   budgetRecheckMs?: number;

@@ -81,7 +81,8 @@ export async function resolveTargets(db: Db, target: string, config: string | un
   const keys = [...new Set([...(await declaredKeys(target, config)), ...(await streamKeysNamed(db, target))])];
   if (keys.length === 0)
     throw new UsageError(
-      `"${target}" is not a backfill id, a stream name or a stream key (\`gateway-ingest backfill list\` shows the ids)`,
+      `"${target}" is not a backfill id, a stream name or a stream key ` +
+        '(`gateway-ingest backfill list` shows the ids)',
     );
   const ids = newestPerStream(keys, await backfillsOfStreams(db, keys));
   if (ids.length === 0)
@@ -97,12 +98,16 @@ function capText(b: { maxBilledCalls: number | null }): string {
 export function formatControl(command: 'pause' | 'resume' | 'cancel', r: ControlResult): string {
   const id = r.backfill.id;
   if (command === 'pause') {
-    return `backfill ${id}: paused; ${r.removed} queued jobs taken off, ${r.running} running stop before their next call. Continue with: gateway-ingest backfill resume ${id}`;
+    return (
+      `backfill ${id}: paused; ${r.removed} queued jobs taken off, ${r.running} running stop before their next call. ` +
+      `Continue with: gateway-ingest backfill resume ${id}`
+    );
   }
   if (command === 'resume')
     return `backfill ${id}: active (${capText(r.backfill)}); ${r.requeued} partitions queued again`;
   return (
-    `backfill ${id}: cancelled; ${r.removed} queued jobs taken off, ${r.cancelled} partitions marked cancelled, ${r.running} running finish their current call and stop. ` +
+    `backfill ${id}: cancelled; ${r.removed} queued jobs taken off, ${r.cancelled} partitions marked cancelled, ` +
+    `${r.running} running finish their current call and stop. ` +
     'What was written stays; running the same backfill again fetches only what is missing'
   );
 }
@@ -159,7 +164,8 @@ const configFlag = () => configOption({ purpose: 'jobs file naming the streams a
 function listCommand(): Command {
   return new Command('list')
     .description(
-      'backfills, newest first: id, created, what they cover, control (active, paused, paused by budget, cancelled), partitions done of total, billed calls, budget used of cap',
+      'backfills, newest first: id, created, what they cover, control (active, paused, paused by budget, cancelled), ' +
+        'partitions done of total, billed calls, budget used of cap',
     )
     .option('--json', 'machine-readable output')
     .option('--limit <n>', 'how many backfills to list', '20')
@@ -185,7 +191,8 @@ function controlCommand(command: 'pause' | 'cancel'): Command {
   const what =
     command === 'pause'
       ? 'pause: running jobs stop before their next call, queued ones are taken off the queues (resume puts them back)'
-      : 'cancel for good: queued jobs are taken off, running ones finish their current call and stop; what was written stays';
+      : 'cancel for good: queued jobs are taken off, running ones finish their current call and stop; ' +
+        'what was written stays';
   return new Command(command)
     .description(`${what}. TARGET: a backfill id, or a stream name or key (its most recent backfill)`)
     .argument('<target>', 'backfill id, stream name (jobs.yaml) or stream key')
@@ -215,7 +222,8 @@ interface ResumeFlags {
 function resumeCommand(): Command {
   return new Command('resume')
     .description(
-      'resume a paused backfill (or one paused by its budget, with a larger --max-billed-calls); TARGET: a backfill id, or a stream name or key',
+      'resume a paused backfill (or one paused by its budget, with a larger --max-billed-calls); ' +
+        'TARGET: a backfill id, or a stream name or key',
     )
     .argument('<target>', 'backfill id, stream name (jobs.yaml) or stream key')
     .addOption(maxBilledCallsOption())
@@ -246,7 +254,8 @@ export function parseBudgetArgument(value: string): number | null {
 function budgetCommand(): Command {
   return new Command('budget')
     .description(
-      'set the cap on billed calls of a backfill (`none` lifts it); a backfill paused by its budget goes on at once when it is raised',
+      'set the cap on billed calls of a backfill (`none` lifts it); ' +
+        'a backfill paused by its budget goes on at once when it is raised',
     )
     .argument('<target>', 'backfill id, stream name (jobs.yaml) or stream key')
     .argument('<n>', 'billed calls, counting those already made, or `none`')

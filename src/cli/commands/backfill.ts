@@ -46,14 +46,18 @@ export function enqueuedLine(backfillId: string, summaries: EnqueueSummary[], ma
   const planned = summaries.reduce((n, s) => n + s.planned, 0);
   const cap = maxBilledCalls === null ? '' : `, at most ${maxBilledCalls} billed calls`;
   if (planned === 0) return `backfill ${backfillId}: nothing to fetch`;
-  return `backfill ${backfillId}: ${planned} partitions enqueued${cap}; \`gateway-ingest backfill pause|resume|cancel ${backfillId}\` controls it`;
+  return (
+    `backfill ${backfillId}: ${planned} partitions enqueued${cap}; ` +
+    `\`gateway-ingest backfill pause|resume|cancel ${backfillId}\` controls it`
+  );
 }
 
 function printSummaries(summaries: EnqueueSummary[]): void {
   for (const s of summaries) {
     const skipped = s.planned === 0 ? ' (everything already ingested; --refresh re-reads)' : '';
     process.stdout.write(
-      `${s.streamKey}: ${s.planned} partitions planned, ${s.added} jobs enqueued, ${s.alreadyQueued} already queued${skipped}\n`,
+      `${s.streamKey}: ${s.planned} partitions planned, ${s.added} jobs enqueued, ` +
+        `${s.alreadyQueued} already queued${skipped}\n`,
     );
   }
 }
@@ -118,7 +122,8 @@ interface StreamFlags extends RunFlags {
 export function backfillCommand(): Command {
   const c = new Command('backfill')
     .description(
-      'plan and enqueue history: `backfill earthquakes`, `backfill indicators`, or `backfill --stream NAME` from jobs.yaml',
+      'plan and enqueue history: `backfill earthquakes`, `backfill indicators`, ' +
+        'or `backfill --stream NAME` from jobs.yaml',
     )
     .addOption(
       new Option('--stream <name>', 'backfill a stream declared in jobs.yaml from its backfill_from / from_year'),

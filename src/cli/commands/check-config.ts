@@ -233,7 +233,8 @@ function tierRows(tiers: readonly TierProjection[]): string[] {
     const cost =
       t.callsPerRun === null || t.callsPerDay === null || t.eventsPerRun === null
         ? `${perDay} × ${windows}`
-        : `${perDay} × ${plural(t.callsPerRun, 'call')} (${windows}, ~${plural(t.eventsPerRun, 'event')}) = ${formatCount(t.callsPerDay)}`;
+        : `${perDay} × ${plural(t.callsPerRun, 'call')} (${windows}, ~${plural(t.eventsPerRun, 'event')}) ` +
+          `= ${formatCount(t.callsPerDay)}`;
     return [band(t.tier), formatSchedule(t.tier.schedule), cost];
   });
   const widths = [0, 1].map((i) => Math.max(...cells.map((c) => c[i]!.length)));
@@ -255,7 +256,8 @@ function earthquakeRows(p: EarthquakeProjection, densities: Densities): string[]
 function indicatorRow(p: IndicatorProjection): string {
   const years = `years ${p.years.fromYear}..${p.years.toYear}`;
   return (
-    `${formatCount(p.callsPerDay)} calls/day: ${runs(p.runsPerDay, p.schedule)} × ${plural(p.series, 'series', 'series')} ` +
+    `${formatCount(p.callsPerDay)} calls/day: ${runs(p.runsPerDay, p.schedule)} ` +
+    `× ${plural(p.series, 'series', 'series')} ` +
     `× ${plural(p.chunksPerSeries, 'chunk')} (${years})`
   );
 }
@@ -275,7 +277,8 @@ export function formatProjection(projections: readonly StreamProjection[], densi
     );
   } else if (densities.source !== null) {
     lines.push(
-      `  densities: events stored in ${densities.source} matching each stream, last ${DENSITY_SAMPLE_DAYS} days with data`,
+      `  densities: events stored in ${densities.source} matching each stream, ` +
+        `last ${DENSITY_SAMPLE_DAYS} days with data`,
     );
   }
   const nameWidth = Math.max('total'.length, ...projections.map((p) => p.name.length));
@@ -290,7 +293,8 @@ export function formatProjection(projections: readonly StreamProjection[], densi
       ? ''
       : ` (${plural(total.unknownStreams, 'stream')} of unknown density counted at one call per window)`;
   lines.push(
-    `  ${'total'.padEnd(nameWidth)}  ${total.unknownStreams === 0 ? '' : 'at least '}${formatCount(total.callsPerDay)} calls/day${unknown}`,
+    `  ${'total'.padEnd(nameWidth)}  ${total.unknownStreams === 0 ? '' : 'at least '}` +
+      `${formatCount(total.callsPerDay)} calls/day${unknown}`,
   );
   return `${lines.join('\n')}\n`;
 }

@@ -8,7 +8,8 @@ import { loadEmulator } from '../emulator-package.js';
 export function emulatorCommand(): Command {
   return new Command('emulator')
     .description(
-      'run a local gateway emulator (earthquake and economic indicator queries) for tests, demos and benchmarks; --help lists its flags',
+      'run a local gateway emulator (earthquake and economic indicator queries) for tests, demos and benchmarks; ' +
+        '--help lists its flags',
     )
     .helpOption(false)
     .allowUnknownOption()

@@ -48,7 +48,8 @@ export function addPlanOptions(c: Command): Command {
     .option('--yes', 'enqueue without asking, even above CONFIRM_BILLED_CALLS')
     .option(
       '--sample <n>',
-      `pay for n earthquake calls (at most ${MAX_SAMPLE}) spread over the range to measure its event density when nothing stored tells it`,
+      `pay for n earthquake calls (at most ${MAX_SAMPLE}) spread over the range ` +
+        'to measure its event density when nothing stored tells it',
     );
 }
 
@@ -143,11 +144,14 @@ function duration(seconds: number): string {
 export function planLines({ plan, sampled }: PlanOutcome): string[] {
   const [one, many] = plan.operation === 'earthquake' ? ['window', 'windows'] : ['year chunk', 'year chunks'];
   const lines = [
-    `plan: ${counted(plan.windows, one, many)} to fetch, ${n(plan.windowsCovered)} already covered (${counted(plan.streams.length, 'stream', 'streams')})`,
+    `plan: ${counted(plan.windows, one, many)} to fetch, ${n(plan.windowsCovered)} already covered ` +
+      `(${counted(plan.streams.length, 'stream', 'streams')})`,
   ];
   if (sampled !== null && sampled !== 'skipped') {
     lines.push(
-      `  sampled: ${sampled.calls} calls, ${sampled.billedCalls} billed${sampled.failed ? `, ${sampled.failed} failed` : ''} (audited with purpose "sample")`,
+      `  sampled: ${sampled.calls} calls, ${sampled.billedCalls} billed` +
+        (sampled.failed ? `, ${sampled.failed} failed` : '') +
+        ' (audited with purpose "sample")',
     );
     if (sampled.stopped) lines.push(`  sampling stopped early: ${sampled.stopped}`);
   }
@@ -156,32 +160,43 @@ export function planLines({ plan, sampled }: PlanOutcome): string[] {
     const d = plan.density.windows;
     const from = plan.density.sourceStreams.length > 0 ? ` from ${plan.density.sourceStreams.join(', ')}` : '';
     lines.push(
-      `  event density: ${d.exact} counted exactly, ${d.scaled} partly, ${d.extrapolated} extrapolated, ${d.unknown} unknown${from}${plan.density.samples ? `, ${counted(plan.density.samples, 'sample', 'samples')}` : ''}`,
+      `  event density: ${d.exact} counted exactly, ${d.scaled} partly, ${d.extrapolated} extrapolated, ` +
+        `${d.unknown} unknown${from}` +
+        (plan.density.samples ? `, ${counted(plan.density.samples, 'sample', 'samples')}` : ''),
     );
   }
   const calls = plan.estimatedBilledCalls;
   if (calls === null) {
     lines.push(
-      `  estimated billed calls: unknown, no event density is known for these windows (nothing stored for this or a wider stream); at least ${n(plan.minimumBilledCalls)} (one per window)`,
+      '  estimated billed calls: unknown, no event density is known for these windows ' +
+        '(nothing stored for this or a wider stream); ' +
+        `at least ${n(plan.minimumBilledCalls)} (one per window)`,
     );
     lines.push('  pass --sample N to pay for N calls that measure it, or backfill a short range first');
     return lines;
   }
   const order = plan.orderFactor
-    ? ` (order factor ${plan.orderFactor.expected.toFixed(2)}${plan.orderFactor.measuredWindows ? `, measured on ${plan.orderFactor.measuredWindows} full windows` : ', default'})`
+    ? ` (order factor ${plan.orderFactor.expected.toFixed(2)}` +
+      (plan.orderFactor.measuredWindows
+        ? `, measured on ${plan.orderFactor.measuredWindows} full windows`
+        : ', default') +
+      ')'
     : '';
   lines.push(
-    `  estimated billed calls: ${n(calls.expected)} (${n(calls.low)} to ${n(calls.high)})${order}${plan.capProbe === 'expected' ? ', a cap probe included' : ''}`,
+    `  estimated billed calls: ${n(calls.expected)} (${n(calls.low)} to ${n(calls.high)})${order}` +
+      (plan.capProbe === 'expected' ? ', a cap probe included' : ''),
   );
   if (plan.estimatedUnits)
     lines.push(
-      `  estimated units: ${n(plan.estimatedUnits.expected)} ${plan.estimatedUnits.unit} (${n(plan.estimatedUnits.low)} to ${n(plan.estimatedUnits.high)})`,
+      `  estimated units: ${n(plan.estimatedUnits.expected)} ${plan.estimatedUnits.unit} ` +
+        `(${n(plan.estimatedUnits.low)} to ${n(plan.estimatedUnits.high)})`,
     );
   if (plan.estimatedSeconds !== null) {
     const latency = plan.latencySource === 'measured' ? 'median of recent calls' : 'no call measured yet';
     const cycle = plan.callCycleMs === null ? '' : `, ${plan.callCycleMs} ms from one call of a window to its next`;
     lines.push(
-      `  estimated time: ${duration(plan.estimatedSeconds)} at WORKER_CONCURRENCY=${plan.concurrency}, ${plan.latencyMs} ms per call (${latency})${cycle}`,
+      `  estimated time: ${duration(plan.estimatedSeconds)} at WORKER_CONCURRENCY=${plan.concurrency}, ` +
+        `${plan.latencyMs} ms per call (${latency})${cycle}`,
     );
   }
   return lines;
@@ -244,7 +259,9 @@ export async function confirmBackfill(s: Session, request: BackfillRequest, flag
     process.stderr.write(`${planLines(outcome).join('\n')}\n`);
     const calls = billedCallsToConfirm(outcome.plan);
     if (flags.yes || calls <= s.env.confirmBilledCalls) return true;
-    const above = `${n(calls)} billed calls${outcome.plan.estimatedBilledCalls ? ' expected' : ' at least'}, above CONFIRM_BILLED_CALLS=${s.env.confirmBilledCalls}`;
+    const above =
+      `${n(calls)} billed calls${outcome.plan.estimatedBilledCalls ? ' expected' : ' at least'}, ` +
+      `above CONFIRM_BILLED_CALLS=${s.env.confirmBilledCalls}`;
     if (!process.stdin.isTTY || !process.stderr.isTTY)
       throw new UsageError(
         `${above}: nothing enqueued; pass --yes to enqueue without asking (or raise CONFIRM_BILLED_CALLS)`,
@@ -263,7 +280,8 @@ function planOptions(c: Command): Command {
     .option('--json', 'print the plan as one JSON object')
     .option(
       '--sample <n>',
-      `pay for n earthquake calls (at most ${MAX_SAMPLE}) spread over the range to measure its event density when nothing stored tells it`,
+      `pay for n earthquake calls (at most ${MAX_SAMPLE}) spread over the range ` +
+        'to measure its event density when nothing stored tells it',
     )
     .option('--refresh', 'plan as `backfill --refresh` would: re-read what was already ingested')
     .addOption(allowInsecureHttpOption());
@@ -292,7 +310,8 @@ export function planCommand(): Command {
   });
   const c = new Command('plan')
     .description(
-      'what a backfill would fetch and cost, without calling the gateway or enqueueing: `plan earthquakes`, `plan indicators`, or `plan --stream NAME`',
+      'what a backfill would fetch and cost, without calling the gateway or enqueueing: ' +
+        '`plan earthquakes`, `plan indicators`, or `plan --stream NAME`',
     )
     .addOption(new Option('--stream <name>', 'plan the backfill of a stream declared in jobs.yaml'))
     .addOption(configOption())

@@ -77,7 +77,8 @@ async function runService(configPath: string, flags: EnvFlags): Promise<void> {
 export function startCommand(): Command {
   return new Command('start')
     .description(
-      'run the service: workers, job schedulers kept in step with the jobs file, /healthz /readyz /metrics on HTTP_PORT; ' +
+      'run the service: workers, job schedulers kept in step with the jobs file, ' +
+        '/healthz /readyz /metrics on HTTP_PORT; ' +
         'SIGTERM/SIGINT finish in-flight jobs (within SHUTDOWN_DEADLINE_MS) and exit 0',
     )
     .addOption(configOption())

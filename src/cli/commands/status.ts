@@ -74,9 +74,12 @@ function formatStream(s: HeldStreamReport): string {
     ...formatCoverage(s.coverage),
     ...formatProven(s),
     ...formatChanges(s),
-    `  partitions: ${p.done} done, ${p.pending} pending, ${p.running} running, ${p.partial > 0 ? `${p.partial} partial, ` : ''}${p.failed} failed`,
+    `  partitions: ${p.done} done, ${p.pending} pending, ${p.running} running, ` +
+      `${p.partial > 0 ? `${p.partial} partial, ` : ''}${p.failed} failed`,
     ...(s.holds ?? []).map(formatHold),
-    `  rows written: ${s.rowsWritten}; calls: ${s.calls}, billed ${s.billedCalls} (${s.units} units)${s.billedUnknown > 0 ? `, billed unknown ${s.billedUnknown} (answer never recorded)` : ''}, today ${s.billedCallsToday} (${s.unitsToday} units)`,
+    `  rows written: ${s.rowsWritten}; calls: ${s.calls}, billed ${s.billedCalls} (${s.units} units)` +
+      (s.billedUnknown > 0 ? `, billed unknown ${s.billedUnknown} (answer never recorded)` : '') +
+      `, today ${s.billedCallsToday} (${s.unitsToday} units)`,
   ];
   if (s.lastError) lines.push(`  last error: [${s.lastErrorKind}] ${s.lastError}`);
   for (const f of s.failedPartitions.slice(0, MAX_LISTED))
@@ -86,7 +89,8 @@ function formatStream(s: HeldStreamReport): string {
   for (const x of s.partialPartitions.slice(0, MAX_LISTED)) {
     const where = x.unresolved.map((r) => `${toRfc3339(r.lo)}..${toRfc3339(r.hi)}`).join(', ');
     lines.push(
-      `  partial ${x.partitionKey}: unresolved ${where} (more events than one answer holds; a re-run retries only these)`,
+      `  partial ${x.partitionKey}: unresolved ${where} ` +
+        '(more events than one answer holds; a re-run retries only these)',
     );
   }
   return lines.join('\n');
@@ -139,7 +143,8 @@ export function statusExitCode(report: StreamReport[]): number {
 export function statusCommand(): Command {
   return new Command('status')
     .description(
-      'per stream: schedule, last success, freshness, coverage and gaps, billed calls and units, failed windows; exits 1 when any window has failed',
+      'per stream: schedule, last success, freshness, coverage and gaps, billed calls and units, failed windows; ' +
+        'exits 1 when any window has failed',
     )
     .option('--json', 'machine-readable output')
     .addOption(configOption({ purpose: 'jobs file to join schedules and backfill ranges from', optional: true }))

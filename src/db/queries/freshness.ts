@@ -50,35 +50,43 @@ export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshne
   const result = await db.execute<Row>(sql`
     with done as (
       select p.stream_key,
-        range_agg(tstzrange(to_timestamp(p.lo / 1000.0), to_timestamp(p.hi / 1000.0), '[]')) filter (where s.operation = 'earthquake') as windows,
+        range_agg(tstzrange(to_timestamp(p.lo / 1000.0), to_timestamp(p.hi / 1000.0), '[]'))
+          filter (where s.operation = 'earthquake') as windows,
         range_agg(int4range(p.lo::int, p.hi::int, '[]')) filter (where s.operation = 'indicator') as years,
         jsonb_agg(jsonb_build_object('lo', p.lo, 'hi', p.hi, 'provenAt', p.proven_at) order by p.lo) as proven
       from coverage_proofs p join ingest_streams s using (stream_key) group by p.stream_key
     ), quakes as (
       select s.stream_key,
         count(*) filter (where e.deleted_at is not null)::int as deleted_events,
-        count(*) filter (where e.deleted_at is null and e.revised_at > now() - interval '1 day')::int as revised_last_day
+        count(*) filter (where e.deleted_at is null and e.revised_at > now() - interval '1 day')::int
+          as revised_last_day
       from ingest_streams s
       join earthquake_events e on s.operation = 'earthquake'
-        and (s.params ->> 'min_magnitude' is null or e.magnitude >= (s.params ->> 'min_magnitude')::float8 - ${MAGNITUDE_SLACK}::float8)
-        and (jsonb_typeof(s.params -> 'circle') is distinct from 'object' or ${circleDistanceSql} <= (s.params -> 'circle' ->> 'radiusKm')::float8)
+        and (s.params ->> 'min_magnitude' is null
+          or e.magnitude >= (s.params ->> 'min_magnitude')::float8 - ${MAGNITUDE_SLACK}::float8)
+        and (jsonb_typeof(s.params -> 'circle') is distinct from 'object'
+          or ${circleDistanceSql} <= (s.params -> 'circle' ->> 'radiusKm')::float8)
       where e.deleted_at is not null or e.revised_at > now() - interval '1 day'
       group by s.stream_key
     )
     select s.stream_key,
       (select e.time from earthquake_events e
         where s.operation = 'earthquake' and e.deleted_at is null
-          and (s.params ->> 'min_magnitude' is null or e.magnitude >= (s.params ->> 'min_magnitude')::float8 - ${MAGNITUDE_SLACK}::float8)
-          and (jsonb_typeof(s.params -> 'circle') is distinct from 'object' or ${circleDistanceSql} <= (s.params -> 'circle' ->> 'radiusKm')::float8)
+          and (s.params ->> 'min_magnitude' is null
+            or e.magnitude >= (s.params ->> 'min_magnitude')::float8 - ${MAGNITUDE_SLACK}::float8)
+          and (jsonb_typeof(s.params -> 'circle') is distinct from 'object'
+            or ${circleDistanceSql} <= (s.params -> 'circle' ->> 'radiusKm')::float8)
         order by e.time desc limit 1) as newest_event_time,
       (select max(v.year) from indicator_values v
         where s.operation = 'indicator' and v.value is not null and v.indicator_id = s.params ->> 'indicator'
           and v.country_id = coalesce(
             (select a.country_id from country_code_aliases a where a.requested_code = s.params ->> 'country'),
             s.params ->> 'country'))::int as last_value_year,
-      (select jsonb_agg(jsonb_build_array(extract(epoch from lower(r)) * 1000, extract(epoch from upper(r)) * 1000) order by lower(r))
+      (select jsonb_agg(jsonb_build_array(extract(epoch from lower(r)) * 1000, extract(epoch from upper(r)) * 1000)
+          order by lower(r))
         from unnest(d.windows) r) as done_windows,
-      (select jsonb_agg(jsonb_build_array(lower(r), upper(r) - 1) order by lower(r)) from unnest(d.years) r) as done_years,
+      (select jsonb_agg(jsonb_build_array(lower(r), upper(r) - 1) order by lower(r))
+        from unnest(d.years) r) as done_years,
       d.proven, q.deleted_events, q.revised_last_day
     from ingest_streams s left join done d using (stream_key) left join quakes q using (stream_key)`);
   return new Map(

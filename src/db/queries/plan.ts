@@ -104,12 +104,14 @@ export async function countEvents(
     const values = sql.join(
       batch.map(
         (w, j) =>
-          sql`(${j}::int, ${new Date(w.startMs).toISOString()}::timestamptz, ${new Date(w.endMs).toISOString()}::timestamptz)`,
+          sql`(${j}::int, ${new Date(w.startMs).toISOString()}::timestamptz,
+            ${new Date(w.endMs).toISOString()}::timestamptz)`,
       ),
       sql`, `,
     );
     const result = await db.execute<{ i: number; n: number }>(sql`
-      select q.i, (select count(*) from earthquake_events e where e.time >= q.lo and e.time <= q.hi and ${storedOfStream(filters)})::int as n
+      select q.i, (select count(*) from earthquake_events e
+        where e.time >= q.lo and e.time <= q.hi and ${storedOfStream(filters)})::int as n
       from (values ${values}) as q(i, lo, hi) order by q.i`);
     for (const row of result.rows) counts.push(row.n);
   }
@@ -135,9 +137,12 @@ export async function medianCallCycleMs(db: Db, operation: Operation, recent = 1
   const result = await db.execute<{ ms: number | null }>(sql`
     select percentile_cont(0.5) within group (order by g.gap_ms)::float8 as ms
     from (
-      select extract(epoch from r.started_at - lag(r.started_at) over (partition by r.stream_key, r.partition_key order by r.started_at)) * 1000 as gap_ms
-      from (select ${x.streamKey} as stream_key, ${x.partitionKey} as partition_key, ${x.startedAt} as started_at from ${x}
-            where ${x.operation} = ${operation} and ${x.partitionKey} is not null and ${x.callPurpose} is distinct from ${SAMPLE_PURPOSE}
+      select extract(epoch from r.started_at
+          - lag(r.started_at) over (partition by r.stream_key, r.partition_key order by r.started_at)) * 1000 as gap_ms
+      from (select ${x.streamKey} as stream_key, ${x.partitionKey} as partition_key, ${x.startedAt} as started_at
+            from ${x}
+            where ${x.operation} = ${operation} and ${x.partitionKey} is not null
+              and ${x.callPurpose} is distinct from ${SAMPLE_PURPOSE}
             order by ${x.startedAt} desc limit ${recent}) r
     ) g
     where g.gap_ms > 0 and g.gap_ms < 60000`);

@@ -71,8 +71,10 @@ export async function streamStatus(db: Db): Promise<StreamStatus[]> {
         count(*) filter (where billed)::int as billed_calls,
         count(*) filter (where billed is null)::int as billed_unknown,
         coalesce(sum(units) filter (where billed), 0)::float8 as units,
-        count(*) filter (where billed and started_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc')::int as billed_today,
-        coalesce(sum(units) filter (where billed and started_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'), 0)::float8 as units_today
+        count(*) filter (where billed
+          and started_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc')::int as billed_today,
+        coalesce(sum(units) filter (where billed
+          and started_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'), 0)::float8 as units_today
       from gateway_executions group by stream_key
     ), last_error as (
       select distinct on (stream_key) stream_key, error_detail as last_error, error_kind as last_error_kind
@@ -81,7 +83,8 @@ export async function streamStatus(db: Db): Promise<StreamStatus[]> {
     select s.stream_key, s.operation, s.name, s.params,
       coalesce(p.done, 0) as done, coalesce(p.pending, 0) as pending, coalesce(p.running, 0) as running,
       coalesce(p.partial, 0) as partial, coalesce(p.failed, 0) as failed, coalesce(p.rows_written, 0) as rows_written,
-      coalesce(c.calls, 0) as calls, coalesce(c.billed_calls, 0) as billed_calls, coalesce(c.billed_unknown, 0) as billed_unknown, coalesce(c.units, 0) as units,
+      coalesce(c.calls, 0) as calls, coalesce(c.billed_calls, 0) as billed_calls,
+      coalesce(c.billed_unknown, 0) as billed_unknown, coalesce(c.units, 0) as units,
       coalesce(c.billed_today, 0) as billed_today, coalesce(c.units_today, 0) as units_today,
       p.last_success_at, coalesce((p.failed_list -> 0 ->> 'error'), e.last_error) as last_error,
       coalesce((p.failed_list -> 0 ->> 'kind'), e.last_error_kind) as last_error_kind, p.failed_list, p.partial_list

@@ -58,10 +58,12 @@ export async function storedDensitySample(db: Db, filters: EarthquakeFilters): P
       select newest, date_trunc('day', newest, 'UTC') as last_day,
         -- hours, not days: day arithmetic on timestamptz would follow the session's daylight saving
         greatest(date_trunc('day', oldest, 'UTC'),
-                 date_trunc('day', newest, 'UTC') - interval '1 hour' * ${(DENSITY_SAMPLE_DAYS - 1) * 24}::int) as first_day
+                 date_trunc('day', newest, 'UTC') - interval '1 hour' * ${(DENSITY_SAMPLE_DAYS - 1) * 24}::int)
+          as first_day
       from bounds where newest is not null
     )
-    select (select count(*) from earthquake_events e where ${where} and e.time >= s.first_day and e.time <= s.newest)::int as events,
+    select (select count(*) from earthquake_events e
+        where ${where} and e.time >= s.first_day and e.time <= s.newest)::int as events,
       (extract(epoch from s.last_day - s.first_day) / 86400)::int + 1 as days
     from sample s`);
   const row = result.rows[0];

@@ -319,7 +319,8 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
   const ceiling = callCeiling(f.eventsSeen, f.capFloor, f.window);
   const failure =
     f.calls - f.circleCalls > ceiling && f.tasks.length > 0
-      ? `${f.calls - f.circleCalls} calls for ${f.eventsSeen} events proven (ceiling ${ceiling}): the gateway's answers keep coming back full (${w.notes.join('; ') || 'answers of ' + size + ' events'})`
+      ? `${f.calls - f.circleCalls} calls for ${f.eventsSeen} events proven (ceiling ${ceiling}): ` +
+        `the gateway's answers keep coming back full (${w.notes.join('; ') || 'answers of ' + size + ' events'})`
       : null;
   return { frontier: f, saturated, learned: w.learned, notes: w.notes, finished: f.tasks.length === 0, failure };
 }

@@ -57,11 +57,15 @@ function refuse(req: IncomingMessage, res: ServerResponse, url: URL): void {
   if (!wantsPage)
     return sendJson(res, 401, { error: 'DASHBOARD_TOKEN required: send Authorization: Bearer <token>' }, challenge);
   res.writeHead(401, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', ...challenge });
+  const bearer = html`<code>Authorization: Bearer &lt;token&gt;</code>`;
+  const ask = html`<p>Enter <code>DASHBOARD_TOKEN</code> (a cookie keeps you signed in), or send ${bearer}.</p>`;
+  const input = html`<input type="password" name="token" autocomplete="current-password" required autofocus>`;
+  const form = html`<form method="get" action="${url.pathname}">${input} <button type="submit">Open</button></form>`;
   res.end(
     html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>gateway-ingest queues</title></head>
 <body style="font:15px system-ui,sans-serif;margin:48px auto;max-width:520px">
-<h1>Queues need the dashboard token</h1><p>Enter <code>DASHBOARD_TOKEN</code> (a cookie keeps you signed in), or send <code>Authorization: Bearer &lt;token&gt;</code>.</p>
-<form method="get" action="${url.pathname}"><input type="password" name="token" autocomplete="current-password" required autofocus> <button type="submit">Open</button></form>
+<h1>Queues need the dashboard token</h1>${ask}
+${form}
 <p><a href="/">Status page</a> (no token needed)</p></body></html>`.text,
   );
 }

@@ -55,7 +55,9 @@ function segment(t: Timeline, state: PartitionState, r: Range, x: (v: number) =>
   const left = x(r.start);
   const width = Math.max(x(r.end + adjacency) - left, 1.5);
   const style = STATE_STYLE[state];
-  return html`<rect class="seg" data-state="${state}" x="${left.toFixed(1)}" y="4" width="${width.toFixed(1)}" height="22" fill="${style.color}"><title>${style.label}: ${formatRange(t.unit, r)}</title></rect>`;
+  const box = html`x="${left.toFixed(1)}" y="4" width="${width.toFixed(1)}" height="22"`;
+  const title = html`<title>${style.label}: ${formatRange(t.unit, r)}</title>`;
+  return html`<rect class="seg" data-state="${state}" ${box} fill="${style.color}">${title}</rect>`;
 }
 
 /** One bar from the first to the last point; grey where no partition was ever planned. */
@@ -65,11 +67,14 @@ export function timelineSvg(t: Timeline): SafeHtml {
   const marks = ticks(t).map((v) => {
     // The outer labels stay inside the picture.
     const anchor = v === t.range.start ? 'start' : x(v) > WIDTH - 60 ? 'end' : 'middle';
-    return html`<line x1="${x(v).toFixed(1)}" x2="${x(v).toFixed(1)}" y1="26" y2="31" stroke="#888"/><text x="${x(v).toFixed(1)}" y="44" text-anchor="${anchor}">${formatPoint(t.unit, v, span)}</text>`;
+    const at = x(v).toFixed(1);
+    const tick = html`<line x1="${at}" x2="${at}" y1="26" y2="31" stroke="#888"/>`;
+    return html`${tick}<text x="${at}" y="44" text-anchor="${anchor}">${formatPoint(t.unit, v, span)}</text>`;
   });
   const segments = t.layers.flatMap((l) => l.ranges.map((r) => segment(t, l.state, r, x)));
+  const gapBox = html`x="${PAD}" y="4" width="${WIDTH - 2 * PAD}" height="22"`;
   return html`<svg class="timeline" viewBox="0 0 ${WIDTH} 48" width="100%" role="img" aria-label="coverage timeline">
-<rect class="gap" x="${PAD}" y="4" width="${WIDTH - 2 * PAD}" height="22" fill="${GAP_COLOR}"><title>not ingested</title></rect>
+<rect class="gap" ${gapBox} fill="${GAP_COLOR}"><title>not ingested</title></rect>
 ${segments}${marks}</svg>`;
 }
 
@@ -96,24 +101,37 @@ function bar(d: DayBar, i: number, slot: number, y: (v: number) => number): Safe
   const parts = Object.entries(d.byOperation)
     .filter(([, n]) => n > 0)
     .map(([operation, n]) => {
-      const rect = html`<rect x="${x.toFixed(1)}" y="${y(base + n).toFixed(1)}" width="${width.toFixed(1)}" height="${(y(base) - y(base + n)).toFixed(1)}" fill="${OPERATION_COLORS[operation] ?? OTHER_COLOR}"/>`;
+      const top = y(base + n);
+      const fill = OPERATION_COLORS[operation] ?? OTHER_COLOR;
+      const size = html`width="${width.toFixed(1)}" height="${(y(base) - top).toFixed(1)}"`;
+      const rect = html`<rect x="${x.toFixed(1)}" y="${top.toFixed(1)}" ${size} fill="${fill}"/>`;
       base += n;
       return rect;
     });
   const detail = Object.entries(d.byOperation)
     .map(([o, n]) => `${o} ${n}`)
     .join(', ');
-  return html`<g class="bar" data-day="${d.day}" data-billed="${d.total}"><title>${d.day}: ${d.total} billed calls${detail ? ` (${detail})` : ''}</title>${parts}</g>`;
+  const title = html`<title>${d.day}: ${d.total} billed calls${detail ? ` (${detail})` : ''}</title>`;
+  return html`<g class="bar" data-day="${d.day}" data-billed="${d.total}">${title}${parts}</g>`;
 }
 
 function axis(max: number, y: (v: number) => number): SafeHtml {
   // Calls are whole: no 0.5 line on an axis that ends at 1.
-  return html`${[0, max / 2, max].filter(Number.isInteger).map((v) => html`<line x1="${CHART.left}" x2="${WIDTH - CHART.right}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#ddd"/><text x="${CHART.left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${v}</text>`)}`;
+  const lines = [0, max / 2, max].filter(Number.isInteger).map((v) => {
+    const at = y(v).toFixed(1);
+    const line = html`<line x1="${CHART.left}" x2="${WIDTH - CHART.right}" y1="${at}" y2="${at}" stroke="#ddd"/>`;
+    return html`${line}<text x="${CHART.left - 6}" y="${(y(v) + 4).toFixed(1)}" text-anchor="end">${v}</text>`;
+  });
+  return html`${lines}`;
 }
 
 function capLine(cap: number | null, max: number, y: (v: number) => number): SafeHtml | null {
   if (cap === null || cap > max) return null;
-  return html`<line class="cap" x1="${CHART.left}" x2="${WIDTH - CHART.right}" y1="${y(cap).toFixed(1)}" y2="${y(cap).toFixed(1)}" stroke="#d0342c" stroke-dasharray="6 4"/><text x="${WIDTH - CHART.right}" y="${(y(cap) - 4).toFixed(1)}" text-anchor="end" fill="#d0342c">daily cap ${cap}</text>`;
+  const at = y(cap).toFixed(1);
+  const ends = html`x1="${CHART.left}" x2="${WIDTH - CHART.right}" y1="${at}" y2="${at}"`;
+  const line = html`<line class="cap" ${ends} stroke="#d0342c" stroke-dasharray="6 4"/>`;
+  const place = html`x="${WIDTH - CHART.right}" y="${(y(cap) - 4).toFixed(1)}"`;
+  return html`${line}<text ${place} text-anchor="end" fill="#d0342c">daily cap ${cap}</text>`;
 }
 
 /** Stacked by operation, one bar per UTC day, every fifth day labelled. */
@@ -122,11 +140,12 @@ export function billedChartSvg(days: DayBar[], cap: number | null): SafeHtml {
   const plot = CHART.height - CHART.top - CHART.bottom;
   const y = (v: number) => CHART.top + plot - (v / max) * plot;
   const slot = (WIDTH - CHART.left - CHART.right) / Math.max(days.length, 1);
-  const labels = days.map((d, i) =>
-    (days.length - 1 - i) % 5 === 0
-      ? html`<text x="${(CHART.left + (i + 0.5) * slot).toFixed(1)}" y="${CHART.height - 16}" text-anchor="middle">${d.day.slice(5)}</text>`
-      : null,
-  );
-  return html`<svg id="billed-chart" viewBox="0 0 ${WIDTH} ${CHART.height}" width="100%" role="img" aria-label="billed calls per UTC day">
+  const labels = days.map((d, i) => {
+    if ((days.length - 1 - i) % 5 !== 0) return null;
+    const at = (CHART.left + (i + 0.5) * slot).toFixed(1);
+    return html`<text x="${at}" y="${CHART.height - 16}" text-anchor="middle">${d.day.slice(5)}</text>`;
+  });
+  const box = html`viewBox="0 0 ${WIDTH} ${CHART.height}" width="100%"`;
+  return html`<svg id="billed-chart" ${box} role="img" aria-label="billed calls per UTC day">
 ${axis(max, y)}${days.map((d, i) => bar(d, i, slot, y))}${capLine(cap, max, y)}${labels}</svg>`;
 }

@@ -35,7 +35,8 @@ export async function partitionRanges(db: Db): Promise<StateRanges[]> {
       from ingest_partitions group by stream_key, state
     )
     select stream_key, state,
-      (select jsonb_agg(jsonb_build_array(extract(epoch from lower(r)) * 1000, extract(epoch from upper(r)) * 1000) order by lower(r))
+      (select jsonb_agg(jsonb_build_array(extract(epoch from lower(r)) * 1000,
+          extract(epoch from upper(r)) * 1000) order by lower(r))
         from unnest(windows) r) as windows,
       (select jsonb_agg(jsonb_build_array(lower(r), upper(r) - 1) order by lower(r)) from unnest(years) r) as years
     from agg`);
@@ -68,14 +69,16 @@ interface DailyRow extends Record<string, unknown> {
 export async function billedPerDay(db: Db, fromDay: string): Promise<DailyBilled[]> {
   const result = await db.execute<DailyRow>(sql`
     with audit as (
-      select (started_at at time zone 'UTC')::date as day, operation, coalesce(stream_key, '') as stream_key, count(*)::int as billed
+      select (started_at at time zone 'UTC')::date as day, operation,
+        coalesce(stream_key, '') as stream_key, count(*)::int as billed
       from gateway_executions
       where billed and started_at >= (${fromDay}::date)::timestamp at time zone 'UTC'
       group by 1, 2, 3
     ), rollup as (
       select day, operation, stream_key, billed_calls as billed from gateway_cost_rollup where day >= ${fromDay}::date
     )
-    select to_char(day, 'YYYY-MM-DD') as day, operation, sum(greatest(coalesce(a.billed, 0), coalesce(r.billed, 0)))::int as billed
+    select to_char(day, 'YYYY-MM-DD') as day, operation,
+      sum(greatest(coalesce(a.billed, 0), coalesce(r.billed, 0)))::int as billed
     from audit a full join rollup r using (day, operation, stream_key)
     group by day, operation order by day, operation`);
   return result.rows.map((r) => ({ day: r.day, operation: r.operation, billedCalls: r.billed }));
@@ -119,7 +122,8 @@ export async function backfillsWithBudgets(db: Db): Promise<BackfillRow[]> {
       from ingest_partitions where backfill_id in (select id from listed) group by backfill_id
     )
     select l.id, l.operation, l.description, l.control, l.max_billed_calls, l.created_at,
-      coalesce(c.calls, 0)::int as billed_calls, coalesce(p.total, 0) as total, coalesce(p.done, 0) as done, coalesce(p.failed, 0) as failed
+      coalesce(c.calls, 0)::int as billed_calls, coalesce(p.total, 0) as total,
+      coalesce(p.done, 0) as done, coalesce(p.failed, 0) as failed
     from listed l
     left join budget_counters c on c.scope = 'backfill:' || l.id and c.day = '1970-01-01'
     left join parts p on p.backfill_id = l.id
@@ -162,7 +166,10 @@ export interface ExecutionError {
   overcameAt: Date | null;
 }
 
-/** A partition that failed and is being tried again: pending after it was planned again, or running with failures in a row. */
+/**
+ * A partition that failed and is being tried again: pending after it was planned again, or running
+ * with failures in a row.
+ */
 export interface RetryingPartition {
   streamKey: string;
   partitionKey: string;
@@ -227,7 +234,8 @@ export async function streamErrors(db: Db): Promise<Map<string, StreamErrors>> {
           and (state = ${PARTITION_STATE.pending} or (state = ${PARTITION_STATE.running} and consecutive_failures > 0))
       )
       select stream_key, count(*)::int as retrying,
-        jsonb_agg(jsonb_build_object('partitionKey', partition_key, 'error', last_error, 'kind', last_error_kind, 'since', updated_at)
+        jsonb_agg(jsonb_build_object('partitionKey', partition_key, 'error', last_error,
+            'kind', last_error_kind, 'since', updated_at)
           order by n) filter (where n <= ${RETRYING_LISTED}) as listed
       from r group by stream_key`),
   ]);
