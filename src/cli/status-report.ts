@@ -4,7 +4,7 @@
  */
 import type { ResolvedJobsFile } from '../config/jobs-file.js';
 import type { StreamFreshness } from '../db/queries/freshness.js';
-import type { StreamStatus } from '../db/queries/status.js';
+import { emptyStreamStatus, type StreamStatus } from '../db/queries/status.js';
 import { declaredStreams, type Declared } from '../service/declared-streams.js';
 import { toRfc3339 } from '../domain/time.js';
 import { timeCoverage, type Interval } from '../domain/interval.js';
@@ -57,28 +57,6 @@ const NO_FRESHNESS: StreamFreshness = {
   revisedLastDay: 0,
 };
 
-function emptyStatus(streamKey: string, operation: string, name: string): StreamStatus {
-  return {
-    streamKey,
-    operation,
-    name,
-    params: null,
-    partitions: { done: 0, pending: 0, running: 0, partial: 0, failed: 0 },
-    rowsWritten: 0,
-    calls: 0,
-    billedCalls: 0,
-    billedUnknown: 0,
-    units: 0,
-    billedCallsToday: 0,
-    unitsToday: 0,
-    lastSuccessAt: null,
-    lastError: null,
-    lastErrorKind: null,
-    failedPartitions: [],
-    partialPartitions: [],
-  };
-}
-
 function reportOf(row: StreamStatus, f: StreamFreshness, d: Declared | undefined, nowMs: number): StreamReport {
   const earthquake = row.operation === 'earthquake';
   const coverage = earthquake
@@ -111,7 +89,7 @@ export function buildStatusReport(
   const known = new Set(rows.map((r) => r.streamKey));
   const missing = [...declared.entries()]
     .filter(([key]) => !known.has(key))
-    .map(([key, d]) => emptyStatus(key, d.range.unit === 'time' ? 'earthquake' : 'indicator', d.name));
+    .map(([key, d]) => emptyStreamStatus(key, d.range.unit === 'time' ? 'earthquake' : 'indicator', d.name));
   return [...rows, ...missing].map((r) =>
     reportOf(r, freshness.get(r.streamKey) ?? NO_FRESHNESS, declared.get(r.streamKey), nowMs),
   );

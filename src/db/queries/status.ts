@@ -25,6 +25,29 @@ export interface StreamStatus {
   partialPartitions: Array<{ partitionKey: string; unresolved: Array<{ lo: number; hi: number }> }>;
 }
 
+/** A stream with nothing recorded yet: every count zero, no success, no error. */
+export function emptyStreamStatus(streamKey: string, operation: string, name: string | null = null): StreamStatus {
+  return {
+    streamKey,
+    operation,
+    name,
+    params: null,
+    partitions: { done: 0, pending: 0, running: 0, partial: 0, failed: 0 },
+    rowsWritten: 0,
+    calls: 0,
+    billedCalls: 0,
+    billedUnknown: 0,
+    units: 0,
+    billedCallsToday: 0,
+    unitsToday: 0,
+    lastSuccessAt: null,
+    lastError: null,
+    lastErrorKind: null,
+    failedPartitions: [],
+    partialPartitions: [],
+  };
+}
+
 interface Row extends Record<string, unknown> {
   stream_key: string;
   operation: string;

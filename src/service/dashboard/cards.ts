@@ -7,6 +7,7 @@
 import type { DeclaredStream } from '../declared-streams.js';
 import { PARTITION_STATE } from '../../domain/partition.js';
 import type { ExecutionError } from './queries.js';
+import type { StreamStatus } from '../../db/queries/status.js';
 
 /**
  * A card's (or one part's) state, worst first. `retrying`: a partition that failed and is being
@@ -45,13 +46,7 @@ export const CARD_STATE_LABEL: Record<CardState, string> = {
   [CARD_STATE.idle]: 'nothing planned',
 };
 
-export interface PartitionCounts {
-  done: number;
-  pending: number;
-  running: number;
-  partial: number;
-  failed: number;
-}
+export type PartitionCounts = StreamStatus['partitions'];
 
 /** `retrying` of the pending and running partitions are being tried again after a failure. */
 export function partState(p: PartitionCounts, retrying: number): CardState {

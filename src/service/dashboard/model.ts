@@ -5,7 +5,7 @@
 import type { ResolvedJobsFile } from '../../config/jobs-file.js';
 import { declaredStreamList, type Declared } from '../declared-streams.js';
 import type { StreamFreshness } from '../../db/queries/freshness.js';
-import type { StreamStatus } from '../../db/queries/status.js';
+import { emptyStreamStatus, type StreamStatus } from '../../db/queries/status.js';
 import { PARTITION_STATE, type PartitionState } from '../../domain/partition.js';
 import { coverageOf, mergeRanges, subtractRanges, type Adjacency, type Range } from '../../domain/ranges.js';
 import { DAY_MS } from '../../domain/time.js';
@@ -75,15 +75,10 @@ export interface CardView {
   state: CardState;
   series: SeriesView[];
   partitions: PartitionCounts & { retrying: number; total: number };
-  totals: {
-    rowsWritten: number;
-    calls: number;
-    billedCalls: number;
-    billedUnknown: number;
-    units: number;
-    billedCallsToday: number;
-    unitsToday: number;
-  };
+  totals: Pick<
+    StreamStatus,
+    'rowsWritten' | 'calls' | 'billedCalls' | 'billedUnknown' | 'units' | 'billedCallsToday' | 'unitsToday'
+  >;
   lastSuccessAt: Date | null;
   freshness: CardFreshness;
   timeline: Timeline | null;
@@ -224,30 +219,6 @@ function cardRange(
   return d?.range.unit === 'year' ? { start: d.range.from, end: d.range.to } : all;
 }
 
-const ZERO_COUNTS: PartitionCounts = { done: 0, pending: 0, running: 0, partial: 0, failed: 0 };
-
-function emptyStatus(streamKey: string, operation: string): StreamStatus {
-  return {
-    streamKey,
-    operation,
-    name: null,
-    params: null,
-    partitions: { ...ZERO_COUNTS },
-    rowsWritten: 0,
-    calls: 0,
-    billedCalls: 0,
-    billedUnknown: 0,
-    units: 0,
-    billedCallsToday: 0,
-    unitsToday: 0,
-    lastSuccessAt: null,
-    lastError: null,
-    lastErrorKind: null,
-    failedPartitions: [],
-    partialPartitions: [],
-  };
-}
-
 const NO_ERRORS: StreamErrors = { lastError: null, retrying: 0, retryingListed: [] };
 
 function sum(values: number[]): number {
@@ -275,7 +246,7 @@ function cardFreshness(earthquake: boolean, series: SeriesView[]): CardFreshness
 function cardOf(group: CardGroup, i: PageInputs, byKey: Map<string, StreamStatus>): CardView {
   const earthquake = group.operation === 'earthquake';
   const declared = group.stream?.declared ?? null;
-  const statuses = group.streamKeys.map((key) => byKey.get(key) ?? emptyStatus(key, group.operation));
+  const statuses = group.streamKeys.map((key) => byKey.get(key) ?? emptyStreamStatus(key, group.operation));
   const byState = statuses.map((s) =>
     statesOf(
       earthquake,
