@@ -184,7 +184,10 @@ export function callCeiling(eventsSeen: number, capFloor: number, window: Interv
  * (an answer can show it), each until this window refuted it more often than it held.
  */
 export function guessesOf(f: Frontier): Direction[] {
-  const order: Direction[] = f.prefer === 'oldest' ? ['oldest', 'newest'] : ['newest', 'oldest'];
+  const hinted: Direction[] = f.prefer === 'oldest' ? ['oldest', 'newest'] : ['newest', 'oldest'];
+  // This window's own record outranks the hint from others.
+  const score = (d: Direction) => f.confirmed[d] - f.refuted[d];
+  const order = [...hinted].sort((a, b) => score(b) - score(a));
   const open = order.filter((d) => f.refuted[d] < MAX_REFUTATIONS || f.confirmed[d] >= f.refuted[d]);
   // A hint of no order: guesses start only from what this window's own answers confirm.
   return f.prefer === 'walk' ? open.filter((d) => f.confirmed[d] > f.refuted[d]) : open;

@@ -32,6 +32,10 @@ const MISS_GROWTH = 1.25;
 const MAX_SHRINK = 0.6;
 /** How much older exact counts weigh against the newest one. */
 const FADE = 0.5;
+/** A count below this share of what the rate expected replaces the rate instead of joining it. */
+const RATE_BREAK = 0.25;
+/** A whole region's answer reaching neither end is read as kept from the end whose gap is this many times shorter. */
+const NEARER = 2;
 
 type Dir = WalkTask['dir'];
 
@@ -58,7 +62,11 @@ export const perMs = (r: Rate | null): number | null => (r === null ? null : r.e
 
 /** A rate with one more exact count (`events` in `ms`), older counts faded. */
 export function addCount(r: Rate | null, events: number, ms: number): Rate {
-  return { events: events + FADE * (r?.events ?? 0), ms: Math.max(1, ms) + FADE * (r?.ms ?? 0) };
+  const span = Math.max(1, ms);
+  // A count far below what the rate expected says the rate changed (a quiet stretch, the end of the
+  // data): the old counts would size the next chunks as if it had not.
+  if (r !== null && events < RATE_BREAK * (r.events / r.ms) * span) return { events, ms: span };
+  return { events: events + FADE * (r?.events ?? 0), ms: span + FADE * (r?.ms ?? 0) };
 }
 
 /** Share of the cap a whole rest may be expected to hold and still be asked in one chunk: no sliver of a call. */
@@ -138,16 +146,20 @@ export function chapman(first: number, second: number, both: number): number {
   return ((first + 1) * (second + 1)) / (both + 1) - 1;
 }
 
+type End = 'top' | 'bottom';
+
 /**
  * Whether a full answer's events reach the ends of its anchored chunk: an end is reached when the
  * stretch between it and the nearest event is short against the stretch the events span (a
  * random subset reaches both ends, a newest-first answer only the top, unless the top was quiet).
+ * `nearer`: the end they clearly sit nearer to, the top unless the bottom's gap is far shorter.
  */
-export function looks(points: readonly number[], chunk: Region): { top: boolean; bottom: boolean } {
+export function looks(points: readonly number[], chunk: Region): { top: boolean; bottom: boolean; nearer: End } {
   const max = Math.max(...points);
   const min = Math.min(...points);
   const near = 0.25 * (max - min) + 2 * PRECISION_MS;
-  return { top: chunk.hi - max <= near, bottom: min - chunk.lo <= near };
+  const nearer = chunk.hi - max <= NEARER * (min - chunk.lo) ? 'top' : 'bottom';
+  return { top: chunk.hi - max <= near, bottom: min - chunk.lo <= near, nearer };
 }
 
 export interface WalkStep {
@@ -215,7 +227,9 @@ function afterMiss(
   );
   const open = (d: Dir) => !t.guessed && guesses.includes(guessOf(d));
   const other: Dir = t.dir === 'down' ? 'up' : 'down';
-  const turn = whole && seen.bottom && !seen.top && open(other);
+  // Events reaching neither end of a whole region (its far stretch quiet) are read as kept from the nearer end.
+  const bottomOnly = !seen.top && (seen.bottom || seen.nearer === 'bottom');
+  const turn = whole && bottomOnly && open(other);
   const dir: Dir = turn ? other : t.dir;
   // Events away from the far end are read as the anchor's end kept; events reaching both ends only
   // when that is the window's first guess (a random subset reaches both ends too).
