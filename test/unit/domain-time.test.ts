@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { INSTANT_FORMS, parseInstant, parseRfc3339, toRfc3339 } from '../../src/domain/time.js';
+import { INSTANT_FORMS, isRfc3339, parseInstant, parseRfc3339, toRfc3339 } from '../../src/domain/time.js';
 
 const utc = (iso: string): number => Date.parse(iso);
 /** Every instant RFC 3339 can write with a four-digit year, in whole milliseconds. */
@@ -104,3 +104,53 @@ describe('parseInstant', () => {
 function isLeap(year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 }
+
+describe('isRfc3339, read by character codes', () => {
+  /** The grammar with every field captured and checked as numbers: what the fast check must agree with. */
+  function reference(value: string): boolean {
+    const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/.exec(
+      value,
+    );
+    if (!m) return false;
+    const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as number[];
+    const probe = new Date(Date.UTC(2000, month! - 1, 1));
+    probe.setUTCFullYear(year!, month! - 1, day!);
+    const realDay = month! >= 1 && month! <= 12 && day! >= 1 && probe.getUTCDate() === day;
+    if (!realDay || hour! > 23 || minute! > 59 || second! > 59) return false;
+    return m[7] === undefined || (Number(m[7]) <= 23 && Number(m[8]) <= 59);
+  }
+  const digits = (width: number) => fc.integer({ min: 0, max: 10 ** width - 1 }).map((n) => pad(n, width));
+  const candidate = fc
+    .tuple(
+      digits(4),
+      digits(2),
+      digits(2),
+      fc.constantFrom('T', 't', ' '),
+      digits(2),
+      digits(2),
+      digits(2),
+      fc.constantFrom('', '.5', '.123456789', '.1234567890'),
+      fc.oneof(fc.constantFrom('Z', 'z', ''), fc.tuple(fc.constantFrom('+', '-'), digits(2), digits(2))),
+    )
+    .map(
+      ([y, mo, d, t, h, mi, s, f, z]) =>
+        `${y}-${mo}-${d}${t}${h}:${mi}:${s}${f}${Array.isArray(z) ? `${z[0]}${z[1]}:${z[2]}` : z}`,
+    );
+
+  it('agrees with the captured grammar on generated timestamps, valid and not', () => {
+    fc.assert(
+      fc.property(candidate, (value) => isRfc3339(value) === reference(value)),
+      { numRuns: 20_000 },
+    );
+  });
+
+  it('knows leap days and the ends of months', () => {
+    expect(isRfc3339('2024-02-29T00:00:00Z')).toBe(true);
+    expect(isRfc3339('2025-02-29T00:00:00Z')).toBe(false);
+    expect(isRfc3339('1900-02-29T00:00:00Z')).toBe(false);
+    expect(isRfc3339('2000-02-29T23:59:59.999+23:59')).toBe(true);
+    expect(isRfc3339('2025-04-31T00:00:00Z')).toBe(false);
+    expect(isRfc3339('2025-04-30T24:00:00Z')).toBe(false);
+    expect(isRfc3339('2025-04-30T12:00:00+24:00')).toBe(false);
+  });
+});
