@@ -1,6 +1,7 @@
 /**
  * What is already stored says where a window's events are before its first answer: its own events
- * on a re-read, or the event rate just outside it when a neighbouring stretch was proven complete.
+ * on a re-read, or the event rate just outside it when a neighbouring stretch was proven complete,
+ * or else of the proven stretch of the stream nearest to it.
  * Either lets the first query be sized instead of asking the whole window.
  */
 import { streamProofs } from '../db/coverage.js';
@@ -34,15 +35,31 @@ export async function windowPriors(db: Db, job: EarthquakeWindowJob): Promise<Pr
     const perPoint = Math.ceil(times.length / MAX_STORED_POINTS);
     return { stored: { points: times.filter((_, i) => i % perPoint === perPoint - 1 || perPoint === 1), perPoint } };
   }
-  for (const [lo, hi] of [
-    [end, end + NEIGHBOUR_MS],
-    [start - NEIGHBOUR_MS, start],
-  ] as const) {
+  const nearest = nearestProven(proofs, start, end);
+  for (const [lo, hi] of [[end, end + NEIGHBOUR_MS], [start - NEIGHBOUR_MS, start], ...nearest] as const) {
     if (!covered(proofs, lo, hi)) continue;
     const [count = 0] = await countEvents(db, job.filters, [{ startMs: lo, endMs: hi }]);
     if (count >= MIN_NEIGHBOUR_EVENTS) return { rate: neighbourRate(count, hi - lo) };
   }
   return {};
+}
+
+/**
+ * The stretch of a proof nearest to the window, up to NEIGHBOUR_MS of it, when no neighbour is
+ * proven: the same filters elsewhere in the stream say more about the window's density than
+ * nothing, and a first chunk sized from it costs no more than asking the whole window, whose
+ * answer is full anyway when the window holds more than a cap.
+ */
+function nearestProven(proofs: readonly Proof[], start: number, end: number): Array<readonly [number, number]> {
+  const distance = (p: Proof) => (p.hi < start ? start - p.hi : p.lo > end ? p.lo - end : 0);
+  const outside = proofs.filter((p) => (p.hi < start || p.lo > end) && p.hi - p.lo >= NEIGHBOUR_MS / 2);
+  const best = outside.sort((a, b) => distance(a) - distance(b))[0];
+  if (!best) return [];
+  return [
+    best.hi < start
+      ? [Math.max(best.lo, best.hi - NEIGHBOUR_MS), best.hi]
+      : [best.lo, Math.min(best.hi, best.lo + NEIGHBOUR_MS)],
+  ];
 }
 
 /** A neighbour's count, weighed as half a chunk's: the window's own first count soon outweighs it. */
