@@ -8,8 +8,11 @@ export interface GatewayProxy {
   close(): Promise<void>;
 }
 
-/** Forwards every request to `target`, noting when each one arrives. */
-export async function startGatewayProxy(target: string): Promise<GatewayProxy> {
+/** Forwards every request to `target`, noting when each one arrives; `rewrite` may change each answer's body. */
+export async function startGatewayProxy(
+  target: string,
+  rewrite: (body: string) => string = (body) => body,
+): Promise<GatewayProxy> {
   const arrivals: string[] = [];
   const server = createServer((req, res) => {
     arrivals.push(req.url ?? '/');
@@ -27,7 +30,7 @@ export async function startGatewayProxy(target: string): Promise<GatewayProxy> {
         body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
       })
         .then(async (answer) => {
-          const body = Buffer.from(await answer.arrayBuffer());
+          const body = rewrite(await answer.text());
           res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
           res.end(body);
         })

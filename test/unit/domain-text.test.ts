@@ -1,0 +1,42 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { REPLACEMENT_CHARACTER, storableOrNull, storableText } from '../../src/domain/text.js';
+
+/** True when the string is well formed UTF-16 and holds no NUL: what PostgreSQL text can hold. */
+function storable(text: string): boolean {
+  if (text.includes('\u0000')) return false;
+  try {
+    encodeURIComponent(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Strings of arbitrary UTF-16 code units, surrogates and NUL frequent among them. */
+const codeUnits = fc
+  .array(fc.oneof(fc.integer({ min: 0, max: 0xffff }), fc.integer({ min: 0xd800, max: 0xdfff }), fc.constant(0)))
+  .map((units) => String.fromCharCode(...units));
+
+describe('storableText', () => {
+  it('replaces NUL and unpaired surrogates, one U+FFFD each, and keeps pairs', () => {
+    expect(storableText('a\u0000b')).toBe(`a${REPLACEMENT_CHARACTER}b`);
+    expect(storableText('x\ud800y')).toBe(`x${REPLACEMENT_CHARACTER}y`);
+    expect(storableText('x\udc00y')).toBe(`x${REPLACEMENT_CHARACTER}y`);
+    expect(storableText('\udc00\ud800')).toBe(REPLACEMENT_CHARACTER.repeat(2));
+    expect(storableText('ok \ud83d\ude00')).toBe('ok \ud83d\ude00');
+    expect(storableOrNull(null)).toBeNull();
+  });
+
+  it('always returns storable text, the same length, unchanged when it was storable', () => {
+    fc.assert(
+      fc.property(codeUnits, (text) => {
+        const out = storableText(text);
+        expect(storable(out)).toBe(true);
+        expect(out.length).toBe(text.length);
+        if (storable(text)) expect(out).toBe(text);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+});
