@@ -112,11 +112,11 @@ describe('isRfc3339, read by character codes', () => {
       value,
     );
     if (!m) return false;
-    const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number) as number[];
-    const probe = new Date(Date.UTC(2000, month! - 1, 1));
-    probe.setUTCFullYear(year!, month! - 1, day!);
-    const realDay = month! >= 1 && month! <= 12 && day! >= 1 && probe.getUTCDate() === day;
-    if (!realDay || hour! > 23 || minute! > 59 || second! > 59) return false;
+    const [year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0] = m.slice(1, 7).map(Number);
+    const probe = new Date(Date.UTC(2000, month - 1, 1));
+    probe.setUTCFullYear(year, month - 1, day);
+    const realDay = month >= 1 && month <= 12 && day >= 1 && probe.getUTCDate() === day;
+    if (!realDay || hour > 23 || minute > 59 || second > 59) return false;
     return m[7] === undefined || (Number(m[7]) <= 23 && Number(m[8]) <= 59);
   }
   const digits = (width: number) => fc.integer({ min: 0, max: 10 ** width - 1 }).map((n) => pad(n, width));
