@@ -46,26 +46,40 @@ const REVISED: ReadonlyArray<[field: string, value: (row: string) => string]> = 
   ),
 ];
 
+/** A stored row's catalog fields in the gateway's wire shape (a time as toISOString writes it). */
+export function wireShape(r: Pick<EventRow, WireField>): EarthquakeEvent {
+  return {
+    id: r.id,
+    time: r.time.toISOString(),
+    magnitude: r.magnitude,
+    magnitude_type: r.magnitudeType,
+    place: r.place,
+    latitude: r.latitude,
+    longitude: r.longitude,
+    depth_km: r.depthKm,
+    tsunami_flag: r.tsunamiFlag,
+    url: r.url,
+  };
+}
+type WireField =
+  | 'id'
+  | 'time'
+  | 'magnitude'
+  | 'magnitudeType'
+  | 'place'
+  | 'latitude'
+  | 'longitude'
+  | 'depthKm'
+  | 'tsunamiFlag'
+  | 'url';
+
 /**
- * The rows as one JSON array, keyed by column: one string built natively, where ten array
- * parameters were each serialised element by element by the driver (a quarter of a worker's
- * allocations). Numbers are written shortest-round-trip and read back as the same float8.
+ * The rows as one JSON array in the wire shape, keyed by column: one string built natively, where
+ * ten array parameters were each serialised element by element by the driver (a quarter of a
+ * worker's allocations). Numbers are written shortest-round-trip and read back as the same float8.
  */
 function incomingJson(rows: readonly EventRow[]): string {
-  return JSON.stringify(
-    rows.map((r) => ({
-      id: r.id,
-      time: r.time.toISOString(),
-      magnitude: r.magnitude,
-      magnitude_type: r.magnitudeType,
-      place: r.place,
-      latitude: r.latitude,
-      longitude: r.longitude,
-      depth_km: r.depthKm,
-      tsunami_flag: r.tsunamiFlag,
-      url: r.url,
-    })),
-  );
+  return JSON.stringify(rows.map(wireShape));
 }
 
 /**

@@ -1,5 +1,6 @@
 import { asc } from 'drizzle-orm';
 import { earthquakeEvents } from '../../src/db/schema.js';
+import { wireShape } from '../../src/db/earthquake-events.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import type { Db } from '../../src/db/connection.js';
 
@@ -7,18 +8,7 @@ import type { Db } from '../../src/db/connection.js';
 export async function storedEvents(handle: { db: Db } | Db): Promise<EarthquakeEvent[]> {
   const db = 'select' in handle ? handle : handle.db;
   const rows = await db.select().from(earthquakeEvents).orderBy(asc(earthquakeEvents.id));
-  return rows.map((r) => ({
-    id: r.id,
-    time: r.time.toISOString(),
-    magnitude: r.magnitude,
-    magnitude_type: r.magnitudeType,
-    place: r.place,
-    latitude: r.latitude,
-    longitude: r.longitude,
-    depth_km: r.depthKm,
-    tsunami_flag: r.tsunamiFlag,
-    url: r.url,
-  }));
+  return rows.map(wireShape);
 }
 
 /** A catalog as the table should hold it: times in toISOString form (whole seconds when the gateway reports so), sorted by id. */
