@@ -21,3 +21,17 @@ export function storableText(text: string): string {
 export function storableOrNull(text: string | null): string | null {
   return text === null ? null : storableText(text);
 }
+
+/**
+ * A JSON escape that may decode to such a code unit (`\u0000`, `\uD800` to `\uDFFF`): only a body
+ * holding one needs `storableJson`, so the common answer costs one scan of its text.
+ */
+export const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+
+/** A parsed JSON value with `storableText` applied to every string in it, keys included. */
+export function storableJson(value: unknown): unknown {
+  if (typeof value === 'string') return storableText(value);
+  if (Array.isArray(value)) return value.map(storableJson);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [storableText(k), storableJson(v)]));
+}

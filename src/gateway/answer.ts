@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { envelopeSchema, executionSchema } from './schemas.js';
 import { classifyAttempt, parseRetryAfterMs } from './classify.js';
+import { storableJson, UNSTORABLE_ESCAPE } from '../domain/text.js';
 
 /** What can be read of an answer that may not fit the spec at all. */
 const readableSchema = z.object({
@@ -78,6 +79,8 @@ export function readAnswer<R extends z.ZodType>(
   let problem: string | null = null;
   try {
     json = bodyText.length > 0 ? JSON.parse(bodyText) : undefined;
+    // Strings PostgreSQL cannot hold are replaced before anything reads them (domain/text.ts).
+    if (UNSTORABLE_ESCAPE.test(bodyText)) json = storableJson(json);
   } catch (e) {
     problem = `body is not JSON: ${(e as Error).message}`;
   }

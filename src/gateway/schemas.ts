@@ -13,7 +13,6 @@ import {
   radiusKmSchema,
 } from '../domain/filters.js';
 import { EARTHQUAKE_PROVIDER, INDICATOR_PROVIDER, LIMITS, yearSpan } from '../domain/spec.js';
-import { storableOrNull, storableText } from '../domain/text.js';
 import { DAY_MS, isRfc3339, SECOND_MS } from '../domain/time.js';
 
 const rfc3339 = z.string().refine(isRfc3339, 'must be an RFC 3339 timestamp');
@@ -97,24 +96,20 @@ export type IndicatorRequest = z.infer<ReturnType<typeof indicatorRequestSchema>
 
 // --------------------------------------------------------------- responses
 
-/** A string of an answer that is stored: what PostgreSQL cannot hold replaced (domain/text.ts). */
-const stored = z.string().transform(storableText);
-const storedOrNull = z.string().nullable().transform(storableOrNull);
-
-const sourceSchema = z.object({ name: stored, license: stored, url: stored });
+const sourceSchema = z.object({ name: z.string(), license: z.string(), url: z.string() });
 
 export const earthquakeEventSchema = z.object({
-  id: z.string().min(1).transform(storableText),
+  id: z.string().min(1),
   // RFC 3339 as the spec says (lower-case `t` and `z` included, any fraction, any offset), not zod's ISO subset.
   time: z.string().refine(isRfc3339, 'must be an RFC 3339 date-time'),
   magnitude: z.number().nullable(),
-  magnitude_type: storedOrNull,
-  place: storedOrNull,
+  magnitude_type: z.string().nullable(),
+  place: z.string().nullable(),
   latitude: z.number(),
   longitude: z.number(),
   depth_km: z.number().nullable(),
   tsunami_flag: z.boolean(),
-  url: storedOrNull,
+  url: z.string().nullable(),
 });
 export type EarthquakeEvent = z.infer<typeof earthquakeEventSchema>;
 
@@ -163,10 +158,10 @@ export function earthquakeResultFor(req: Pick<EarthquakeRequest, 'start_time' | 
 }
 
 export const indicatorResultSchema = z.object({
-  indicator: z.object({ id: stored, name: stored }),
-  country: z.object({ id: stored, name: stored }),
+  indicator: z.object({ id: z.string(), name: z.string() }),
+  country: z.object({ id: z.string(), name: z.string() }),
   values: z.array(z.object({ year: z.number().int(), value: z.number().nullable() })).nullable(),
-  last_updated: storedOrNull,
+  last_updated: z.string().nullable(),
   source: sourceSchema,
 });
 export type IndicatorResult = z.infer<typeof indicatorResultSchema>;

@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { REPLACEMENT_CHARACTER, storableOrNull, storableText } from '../../src/domain/text.js';
+import {
+  REPLACEMENT_CHARACTER,
+  UNSTORABLE_ESCAPE,
+  storableJson,
+  storableOrNull,
+  storableText,
+} from '../../src/domain/text.js';
 
 /** True when the string is well formed UTF-16 and holds no NUL: what PostgreSQL text can hold. */
 function storable(text: string): boolean {
@@ -38,5 +44,24 @@ describe('storableText', () => {
       }),
       { numRuns: 5000 },
     );
+  });
+});
+
+describe('a body that needs it', () => {
+  it('is found by its text: JSON holding an unstorable string always shows the escape', () => {
+    fc.assert(
+      fc.property(codeUnits, (text) => {
+        const body = JSON.stringify({ place: text });
+        if (!storable(text)) expect(UNSTORABLE_ESCAPE.test(body)).toBe(true);
+        // Upper-case hex, as another encoder may write it, is found too.
+        if (!storable(text)) expect(UNSTORABLE_ESCAPE.test(body.toUpperCase().replaceAll('\\U', '\\u'))).toBe(true);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('has every string of it made storable, keys included, numbers and nulls kept', () => {
+    const parsed: unknown = JSON.parse('{"a\\u0000":["x\\ud800",1,null,true,{"b":"\\udc00"}]}');
+    expect(storableJson(parsed)).toEqual({ 'a\uFFFD': ['x\uFFFD', 1, null, true, { b: '\uFFFD' }] });
   });
 });
