@@ -14,7 +14,10 @@ import { dataFolder, loadUsgsCsv } from '@gateway-ingest/emulator';
 const CAP = 200;
 const files = ['all_month_2025-05-06_2025-06-05.csv', 'all_month_2025-08-19_2025-09-18.csv'];
 
-/** Billed calls of one walk down `times` (newest first): each chunk sized for `fill` events at the last `last` events' rate. */
+/**
+ * Billed calls of one walk down `times` (newest first): each chunk sized for `fill` events at the
+ * rate of the last `last` events.
+ */
 function walk(times: readonly number[], last: number, fill: number): number {
   let calls = 2; // the opening full answer and the chunk it sized, 199 events
   let known = CAP - 1;
