@@ -9,6 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { createRng, type Rng } from '@gateway-ingest/emulator';
 import type { CliProcess } from '../support/run-cli.js';
+import type { Disruption } from './support/disruptions.js';
 import { sleep } from './support/host.js';
 import { openScenario, type Scenario, suiteFixture } from './support/scenario.js';
 import { verdict } from './support/verdict.js';
@@ -27,6 +28,11 @@ const FINAL_DEADLINE_MS = 90_000;
 interface Kills {
   /** Wall-clock time of each kill. */
   at: number[];
+  /**
+   * From each kill signal to the killed process's exit: SIGKILL is delivered asynchronously, and a
+   * worker may still send a call it had begun in between (its answer is lost like any other).
+   */
+  spans: Disruption[];
   worker: CliProcess;
 }
 
@@ -47,6 +53,7 @@ async function killAtRandomMoments(s: Scenario, waiter: CliProcess, rng: Rng, pr
   s.note(`kills planned at gateway calls ${moments.join(', ')}`);
   let worker = s.worker('worker-1');
   const at: number[] = [];
+  const spans: Disruption[] = [];
   for (const [i, moment] of moments.entries()) {
     const target = Math.max(moment, s.emulator.calls.length + 1);
     if (!(await callsReach(s, target, TAKEOVER_DEADLINE_MS, () => exited(waiter)))) {
@@ -54,7 +61,7 @@ async function killAtRandomMoments(s: Scenario, waiter: CliProcess, rng: Rng, pr
         ? 'the backfill returned first (harness: kills too late)'
         : `the gateway saw no call ${target} within ${TAKEOVER_DEADLINE_MS / 1000} s`;
       problems.push(`kill ${i + 1} never happened: ${why}`);
-      return { at, worker };
+      return { at, spans, worker };
     }
     // Anywhere from just after an answer (before its commit) to mid-way through the next call.
     await sleep(Math.floor(rng() * LATENCY_MS * 1.5));
@@ -62,9 +69,10 @@ async function killAtRandomMoments(s: Scenario, waiter: CliProcess, rng: Rng, pr
     at.push(Date.now());
     s.note(`worker-${i + 1}: kill -9 at gateway call ${s.emulator.calls.length}`);
     await worker.exited;
+    spans.push({ kind: 'kill', from: at.at(-1)!, to: Date.now() });
     worker = s.worker(`worker-${i + 2}`);
   }
-  return { at, worker };
+  return { at, spans, worker };
 }
 
 /** Seconds from each kill to the next request the gateway received: how long the work lay orphaned. */
@@ -95,7 +103,7 @@ describe('scenario 2: kill -9 of the worker at five random moments', () => {
         `[faults] ${s.name}: ${kills.at.length} kills (seed ${SEED}); first gateway call after each kill ${taken} later\n`,
       );
       const v = await verdict(s, fixture.catalog, {
-        disruptions: kills.at.map((k) => ({ kind: 'kill', from: k, to: k })),
+        disruptions: kills.spans,
         problems,
       });
       expect(v.problems).toEqual([]);
