@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { envelopeSchema, executionSchema } from './schemas.js';
 import { classifyAttempt, parseRetryAfterMs } from './classify.js';
-import { storableJson, UNSTORABLE_ESCAPE } from '../domain/text.js';
+import { storableJson, storableOrNull, UNSTORABLE_ESCAPE } from '../domain/text.js';
 
 /** What can be read of an answer that may not fit the spec at all. */
 const readableSchema = z.object({
@@ -97,16 +97,19 @@ export function readAnswer<R extends z.ZodType>(
   }
   const outcome = execution?.outcome ?? null;
   const kind = classifyAttempt({ httpStatus, outcome, bodyValid: result !== null });
+  // The audit stores these facts: a body that was not JSON (salvaged) may still hold what PostgreSQL cannot.
+  const described =
+    kind === null ? null : describeProblem(kind, problem, facts.message ?? null, httpStatus, outcome, path);
   return {
     httpStatus,
     code: facts.code ?? null,
-    message: facts.message ?? null,
-    outcome,
+    message: storableOrNull(facts.message ?? null),
+    outcome: storableOrNull(outcome),
     units: execution?.usage?.units ?? null,
-    executionId: execution?.id ?? null,
-    invocationId: execution?.invocation_id ?? null,
+    executionId: storableOrNull(execution?.id ?? null),
+    invocationId: storableOrNull(execution?.invocation_id ?? null),
     result: kind === null ? result : null,
-    problem: kind === null ? null : describeProblem(kind, problem, facts.message ?? null, httpStatus, outcome, path),
+    problem: storableOrNull(described),
     retryAfterMs: parseRetryAfterMs(retryAfterHeader, nowMs),
     kind,
   };

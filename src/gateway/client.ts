@@ -1,5 +1,4 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
-import { storableOrNull } from '../domain/text.js';
 import type { z } from 'zod';
 import type { Attempt, AttemptRecord } from './attempt.js';
 import { readAnswer } from './answer.js';
@@ -140,19 +139,18 @@ export class UndiciGateway implements Gateway {
         Date.now(),
         path,
       );
-      // The gateway's words are stored in the audit row: what PostgreSQL cannot hold is replaced.
       const record: AttemptRecord = {
         ...base,
         httpStatus: read.httpStatus,
         code: read.code,
-        message: storableOrNull(read.message),
-        outcome: storableOrNull(read.outcome),
+        message: read.message,
+        outcome: read.outcome,
         billed: isBilled(read.outcome),
         units: read.units,
-        executionId: storableOrNull(read.executionId),
-        invocationId: storableOrNull(read.invocationId),
+        executionId: read.executionId,
+        invocationId: read.invocationId,
         errorKind: read.kind,
-        errorDetail: storableOrNull(read.problem),
+        errorDetail: read.problem,
         retryAfterMs: read.retryAfterMs,
         finishedAt: this.#now(),
         durationMs: Math.round(performance.now() - t0),

@@ -35,9 +35,15 @@ export async function windowPriors(db: Db, job: EarthquakeWindowJob): Promise<Pr
     const perPoint = Math.ceil(times.length / MAX_STORED_POINTS);
     return { stored: { points: times.filter((_, i) => i % perPoint === perPoint - 1 || perPoint === 1), perPoint } };
   }
-  const nearest = nearestProven(proofs, start, end);
-  for (const [lo, hi] of [[end, end + NEIGHBOUR_MS], [start - NEIGHBOUR_MS, start], ...nearest] as const) {
-    if (!covered(proofs, lo, hi)) continue;
+  const beside: Array<readonly [number, number]> = [
+    [end, end + NEIGHBOUR_MS],
+    [start - NEIGHBOUR_MS, start],
+  ];
+  const neighbours = beside.filter(([lo, hi]) => covered(proofs, lo, hi));
+  // The nearest proven stretch may overlap a neighbour just counted: that stretch is not counted again.
+  const overlapsCounted = ([lo, hi]: readonly [number, number]) => neighbours.some(([l, h]) => lo <= h && l <= hi);
+  const nearest = nearestProven(proofs, start, end).filter((r) => !overlapsCounted(r));
+  for (const [lo, hi] of [...neighbours, ...nearest]) {
     const [count = 0] = await countEvents(db, job.filters, [{ startMs: lo, endMs: hi }]);
     if (count >= MIN_NEIGHBOUR_EVENTS) return { rate: neighbourRate(count, hi - lo) };
   }

@@ -37,7 +37,7 @@ function boardApp(o: BoardOptions): RequestHandler {
   });
   const app = express();
   app.disable('x-powered-by');
-  // Bull Board types its router as any.
+  // Bull Board leaves its router untyped: it is an Express router.
   app.use(BOARD_PATH, adapter.getRouter() as express.Router);
   return (req, res) => void app(req, res);
 }
