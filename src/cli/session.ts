@@ -89,9 +89,12 @@ export function startSessionWorkers(s: Session, observer?: CallObserver): Runnin
     },
   );
   const reconciler = startReconciler(s.db.db, s.queues, s.log, RECONCILE_INTERVAL_MS);
+  // The statement fails as a lost connection and is retried; the log says why it took so long.
+  const unhear = s.db.onSilence((e) => s.log.warn({ err: e.message }, 'PostgreSQL connection silent: destroyed'));
   return {
     workers: running.workers,
     async close(deadlineMs) {
+      unhear();
       // A pass stuck on a silent server is abandoned (it only re-queues what lost its job), while the workers close.
       const [closed] = await Promise.all([running.close(deadlineMs), settledWithin(reconciler.stop(), CLOSE_STEP_MS)]);
       return closed;
@@ -166,6 +169,12 @@ export async function awaitBackfill(
   process.once('SIGTERM', onSignal);
   let outage = false;
   let redisOutage = false;
+  const dbSilent = (e: Error) => {
+    if (!outage) reporter.note(`PostgreSQL does not answer (${e.message}); still waiting`);
+    outage = true;
+  };
+  // A silent connection may be any of the pool's, the workers' as much as the poll's: each is said.
+  const unhearSilence = s.db.onSilence(dbSilent);
   // Workers and queues wait on Redis without a word: the waiter says when it does not answer.
   const pingRedis = async () => {
     try {
@@ -188,10 +197,7 @@ export async function awaitBackfill(
       },
       {
         signal: stop.signal,
-        onOutage: (e) => {
-          if (!outage) reporter.note(`PostgreSQL does not answer (${e.message}); still waiting`);
-          outage = true;
-        },
+        onOutage: dbSilent,
         halt:
           backfillId === null ? undefined : () => backfillHalt(s.db.db, s.queues, backfillId, s.env.billedCallsPerDay),
         onTick: async () => {
@@ -224,6 +230,7 @@ export async function awaitBackfill(
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
+    unhearSilence();
     await Promise.all([
       settledWithin(reconciler?.stop() ?? Promise.resolve(), CLOSE_STEP_MS),
       workers?.close(s.env.shutdownDeadlineMs),

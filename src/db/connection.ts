@@ -16,6 +16,8 @@ export interface DbHandle {
   close(): Promise<void>;
   /** Cuts off the statements running now (a shutdown past its deadline). */
   interrupt(): void;
+  /** Hears each connection destroyed for its silence, whoever's statement it carried; returns the unsubscribe. */
+  onSilence(listener: (e: Error) => void): () => void;
 }
 
 export const CONNECT_TIMEOUT_MS = 5_000;
@@ -67,6 +69,7 @@ function watchSilence(
   silenceMs: number,
   sockets: Map<Socket, pg.PoolClient>,
   checkedOut: Set<pg.PoolClient>,
+  heard: (e: Error) => void,
 ): void {
   const socket = socketOf(client);
   if (socket === null) return;
@@ -75,7 +78,9 @@ function watchSilence(
   socket.setKeepAlive(true, KEEPALIVE_DELAY_MS);
   socket.setTimeout(silenceMs, () => {
     if (!checkedOut.has(client)) return;
-    socket.destroy(silenceError(`PostgreSQL connection silent for ${silenceMs} ms: destroyed`));
+    const e = silenceError(`PostgreSQL connection silent for ${silenceMs} ms: destroyed`);
+    socket.destroy(e);
+    heard(e);
     // The path that went silent is likely the path of the pool's idle connections too: a retry
     // handed one of them would wait out the silence again. They are dropped; new ones are opened.
     for (const [other, c] of sockets) if (!checkedOut.has(c)) other.destroy();
@@ -95,6 +100,10 @@ export function openDb(url: string, options: DbOptions = {}): DbHandle {
   });
   const sockets = new Map<Socket, pg.PoolClient>();
   const checkedOut = new Set<pg.PoolClient>();
+  const listeners = new Set<(e: Error) => void>();
+  const heard = (e: Error) => {
+    for (const listener of listeners) listener(e);
+  };
   // An idle client losing its server emits here; without a listener that would crash the process.
   pool.on('error', () => undefined);
   pool.on('acquire', (client) => checkedOut.add(client));
@@ -104,7 +113,7 @@ export function openDb(url: string, options: DbOptions = {}): DbHandle {
     // A checked-out client that loses its server (a restart: 57P01) emits on itself, not on the pool;
     // unheard, that would end the process. The query in progress fails and is retried by its caller.
     client.on('error', () => undefined);
-    watchSilence(client, options.silenceTimeoutMs ?? DEFAULT_SILENCE_TIMEOUT_MS, sockets, checkedOut);
+    watchSilence(client, options.silenceTimeoutMs ?? DEFAULT_SILENCE_TIMEOUT_MS, sockets, checkedOut, heard);
   });
   // Statements still running when a shutdown's deadline passed are cut off: their callers see a lost connection.
   const interrupt = () => {
@@ -117,7 +126,11 @@ export function openDb(url: string, options: DbOptions = {}): DbHandle {
     interrupt();
     if (!(await settledWithin(pool.end(), CLOSE_DEADLINE_MS))) for (const socket of sockets.keys()) socket.destroy();
   };
-  return { db: drizzle(pool, { schema }), pool, close, interrupt };
+  const onSilence = (listener: (e: Error) => void) => {
+    listeners.add(listener);
+    return () => void listeners.delete(listener);
+  };
+  return { db: drizzle(pool, { schema }), pool, close, interrupt, onSilence };
 }
 
 /** Fails within CONNECT_TIMEOUT_MS, naming the URL and how to start the server. */
