@@ -5,9 +5,9 @@
  */
 import { sql } from 'drizzle-orm';
 import type { AttemptRecord } from '../gateway/attempt.js';
-import { completion, type CallContext } from './audit.js';
+import { auditCompletion, completion, type CallContext } from './audit.js';
 import type { Db, Tx } from './connection.js';
-import { callRecord, finishPartition, type FinishedRead, type Progress } from './partitions.js';
+import { callRecord, callTally, finishPartition, type FinishedRead, type Progress } from './partitions.js';
 import { recordProof } from './coverage.js';
 
 /**
@@ -64,8 +64,8 @@ async function recordAttempt(
   progress: Progress | 'answered' | null,
 ): Promise<number> {
   const result = await db.execute<{ consecutive_failures: number }>(
-    sql`with audit as (${completion(db, attemptId, r, truncated, rowsWritten).getSQL()})
-      ${callRecord(db, ctx, r, progress).getSQL()}`,
+    sql`with audit as (${completion(db, attemptId, auditCompletion(r, truncated, rowsWritten)).getSQL()})
+      ${callRecord(db, ctx, callTally(r), progress).getSQL()}`,
   );
   return result.rows[0]?.consecutive_failures ?? 0;
 }

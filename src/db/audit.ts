@@ -9,7 +9,8 @@ import { BACKFILL_BUDGET_DAY, backfillBudgetScope, backfillScope, type BudgetSco
 import type { Operation } from '../domain/spec.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
 import { firstUnreserved, releaseBudget } from './budget.js';
-import type { Db, Tx } from './connection.js';
+import type { Db, Updater } from './connection.js';
+import { prepared, slot, type Bound, type Prepared } from './prepared.js';
 import { backfills, budgetCounters as c, gatewayExecutions as e } from './schema.js';
 
 /** Where an attempt came from: which job, which attempt of it, and what the call was for. */
@@ -40,6 +41,73 @@ export interface Begun {
   scopes: BudgetScope[];
 }
 
+interface BegunRow {
+  reserved: string[];
+  id: string | number | null;
+  control: string | null;
+  max_billed_calls: number | null;
+  gated: boolean;
+}
+
+/** The statement that begins an attempt, for `n` scopes besides the backfill's: prepared once per `n`. */
+const beginStatements = new Map<number, Prepared<Record<string, unknown>>>();
+
+function beginStatement(n: number): Prepared<Record<string, unknown>> {
+  const made = beginStatements.get(n);
+  if (made) return made;
+  const statement = prepared(`gi_begin_attempt_${n}`, () => beginSql(n));
+  beginStatements.set(n, statement);
+  return statement;
+}
+
+function beginSql(n: number): SQL {
+  const columns = [
+    e.operation,
+    e.streamKey,
+    e.partitionKey,
+    e.jobId,
+    e.attempt,
+    e.callPurpose,
+    e.backfillId,
+    e.request,
+    e.startedAt,
+  ];
+  const given = Array.from(
+    { length: n },
+    (_, i) => sql`select ${slot(`scope${i}`)}::text as scope, ${slot(`day${i}`)}::date as day,
+      ${slot(`cap${i}`)}::int as cap union all `,
+  );
+  return sql`
+    with gate as (select control, max_billed_calls from ${backfills} where id = ${slot('backfillId')}::text),
+    scopes as (
+      ${sql.join(given)}select ${slot('backfillScope')}::text, ${BACKFILL_BUDGET_DAY}::date,
+        g.max_billed_calls from gate g
+    ),
+    reserved as (
+      insert into ${c} (scope, day, calls)
+      select s.scope, s.day, 1 from scopes s
+      where (s.cap is null or s.cap >= 1)
+        and coalesce((select control from gate), ${BACKFILL_CONTROL.active}) = ${BACKFILL_CONTROL.active}
+      on conflict (scope, day) do update set calls = ${c}.calls + 1
+      where ${c}.calls < coalesce((select s.cap from scopes s where s.scope = excluded.scope), 2147483647)
+      returning scope
+    ),
+    attempt as (
+      insert into ${e} (${sql.join(
+        columns.map((col) => sql.identifier(col.name)),
+        sql`, `,
+      )})
+      select ${slot('operation')}::text, ${slot('streamKey')}::text, ${slot('partitionKey')}::text,
+        ${slot('jobId')}::text, ${slot('attempt')}::int, ${slot('purpose')}::text, ${slot('callBackfillId')}::text,
+        ${slot('request')}::jsonb, ${slot('startedAt')}::timestamptz
+      where (select count(*) from reserved) = (select count(*) from scopes)
+      returning ${sql.identifier(e.id.name)}
+    )
+    select coalesce((select array_agg(scope) from reserved), '{}') as reserved, (select id from attempt) as id,
+      (select control from gate) as control, (select max_billed_calls from gate) as max_billed_calls,
+      exists (select 1 from gate) as gated`;
+}
+
 /**
  * Before the request leaves, in one statement (one round trip, atomic by itself): the backfill's
  * control and cap read (`backfillId`), a budget unit reserved in every scope (the backfill's own
@@ -57,58 +125,22 @@ export async function beginAttempt(
   startedAt: Date,
   backfillId: string | null = null,
 ): Promise<Begun> {
-  const columns = [
-    e.operation,
-    e.streamKey,
-    e.partitionKey,
-    e.jobId,
-    e.attempt,
-    e.callPurpose,
-    e.backfillId,
-    e.request,
-    e.startedAt,
-  ];
-  const given = sql.join(
-    scopes.map((s) => sql`select ${s.scope}::text as scope, ${s.day}::date as day, ${s.cap}::int as cap`),
-    sql` union all `,
-  );
-  const result = await db.execute<{
-    reserved: string[];
-    id: string | number | null;
-    control: string | null;
-    max_billed_calls: number | null;
-    gated: boolean;
-  }>(sql`
-    with gate as (select control, max_billed_calls from ${backfills} where id = ${backfillId}::text),
-    scopes as (
-      ${given}
-      union all select ${backfillId === null ? null : backfillScope(backfillId)}::text, ${BACKFILL_BUDGET_DAY}::date,
-        g.max_billed_calls from gate g
-    ),
-    reserved as (
-      insert into ${c} (scope, day, calls)
-      select s.scope, s.day, 1 from scopes s
-      where (s.cap is null or s.cap >= 1)
-        and coalesce((select control from gate), ${BACKFILL_CONTROL.active}) = ${BACKFILL_CONTROL.active}
-      on conflict (scope, day) do update set calls = ${c}.calls + 1
-      where ${c}.calls < coalesce((select s.cap from scopes s where s.scope = excluded.scope), 2147483647)
-      returning scope
-    ),
-    attempt as (
-      insert into ${e} (${sql.join(
-        columns.map((col) => sql.identifier(col.name)),
-        sql`, `,
-      )})
-      select ${operation}::text, ${ctx.streamKey}::text, ${ctx.partitionKey}::text, ${ctx.jobId}::text,
-        ${ctx.attempt}::int, ${ctx.purpose}::text, ${ctx.backfillId ?? null}::text, ${JSON.stringify(request)}::jsonb,
-        ${startedAt.toISOString()}::timestamptz
-      where (select count(*) from reserved) = (select count(*) from scopes)
-      returning ${sql.identifier(e.id.name)}
-    )
-    select coalesce((select array_agg(scope) from reserved), '{}') as reserved, (select id from attempt) as id,
-      (select control from gate) as control, (select max_billed_calls from gate) as max_billed_calls,
-      exists (select 1 from gate) as gated`);
-  const row = result.rows[0];
+  const values: Record<string, unknown> = {
+    backfillId,
+    backfillScope: backfillId === null ? null : backfillScope(backfillId),
+    operation,
+    streamKey: ctx.streamKey,
+    partitionKey: ctx.partitionKey,
+    jobId: ctx.jobId,
+    attempt: ctx.attempt,
+    purpose: ctx.purpose,
+    callBackfillId: ctx.backfillId ?? null,
+    request: JSON.stringify(request),
+    startedAt: startedAt.toISOString(),
+  };
+  scopes.forEach((s, i) => Object.assign(values, { [`scope${i}`]: s.scope, [`day${i}`]: s.day, [`cap${i}`]: s.cap }));
+  const rows = await beginStatement(scopes.length).rows<BegunRow>(db, values);
+  const row = rows[0];
   const gate: Gate | null = row?.gated
     ? { control: backfillControlSchema.catch('paused').parse(row.control), maxBilledCalls: row.max_billed_calls }
     : null;
@@ -157,38 +189,54 @@ export function billedOf(r: AttemptRecord): boolean | null {
   return r.httpStatus === null ? null : r.billed;
 }
 
+/** What completing an audit row writes: the answer's facts, or what is known of a failure. */
+export interface AuditCompletion {
+  request: Record<string, unknown>;
+  httpStatus: number | null;
+  code: number | null;
+  message: string | null;
+  outcome: string | null;
+  billed: boolean | null;
+  units: number | null;
+  executionId: string | null;
+  invocationId: string | null;
+  errorKind: string | null;
+  errorDetail: string | null;
+  truncated: boolean | null;
+  rowsWritten: number;
+  startedAt: Date;
+  finishedAt: Date;
+  durationMs: number;
+}
+
+/** Pure: the facts an attempt's record leaves on its audit row. */
+export function auditCompletion(r: AttemptRecord, truncated: boolean | null, rowsWritten = 0): AuditCompletion {
+  return {
+    request: r.request,
+    httpStatus: r.httpStatus,
+    code: r.code,
+    message: r.message,
+    outcome: r.outcome,
+    billed: billedOf(r),
+    units: r.units,
+    executionId: r.executionId,
+    invocationId: r.invocationId,
+    errorKind: r.errorKind,
+    errorDetail: r.errorDetail,
+    truncated,
+    rowsWritten,
+    startedAt: r.startedAt,
+    finishedAt: r.finishedAt,
+    durationMs: r.durationMs,
+  };
+}
+
 /**
- * The answer, or what is known of a failure, written onto the row begun before the call: the
- * statement, not yet run (db/answers.ts runs it together with the partition's progress).
+ * The facts written onto the row begun before the call: the statement, not yet run (db/answers.ts
+ * runs it together with the partition's progress; db/prepared.ts renders it once with placeholders).
  */
-export function completion(
-  tx: Tx | Db,
-  attemptId: number,
-  r: AttemptRecord,
-  truncated: boolean | null,
-  rowsWritten: number | SQL = 0,
-) {
-  return tx
-    .update(e)
-    .set({
-      request: r.request,
-      httpStatus: r.httpStatus,
-      code: r.code,
-      message: r.message,
-      outcome: r.outcome,
-      billed: billedOf(r),
-      units: r.units,
-      executionId: r.executionId,
-      invocationId: r.invocationId,
-      errorKind: r.errorKind,
-      errorDetail: r.errorDetail,
-      truncated,
-      rowsWritten,
-      startedAt: r.startedAt,
-      finishedAt: r.finishedAt,
-      durationMs: r.durationMs,
-    })
-    .where(eq(e.id, attemptId));
+export function completion(tx: Updater, attemptId: number | SQL, facts: Bound<AuditCompletion>) {
+  return tx.update(e).set(facts).where(eq(e.id, attemptId));
 }
 
 /** Cut off before its answer came (shutdown deadline): ended, but whether it was billed is unknown. */

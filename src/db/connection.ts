@@ -6,7 +6,10 @@ import { redactUrl } from '../config/env.js';
 import { schema } from './schema.js';
 import { ServiceUnavailableError } from '../errors.js';
 
-export type Db = NodePgDatabase<typeof schema>;
+/** The client is the pool: statements prepared once (db/prepared.ts) run on it directly. */
+export type Db = NodePgDatabase<typeof schema> & { $client: pg.Pool };
+/** Whatever builds an update: a connection, a transaction, or the renderer of prepared statements. */
+export type Updater = Pick<NodePgDatabase<typeof schema>, 'update'>;
 /** The transaction handle drizzle passes to `db.transaction` callbacks. */
 export type Tx = Parameters<Parameters<Db['transaction']>[0]>[0];
 

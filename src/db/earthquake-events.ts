@@ -6,8 +6,9 @@ import type { EarthquakeEvent } from '../gateway/schemas.js';
 import type { Db, Tx } from './connection.js';
 import { earthquakeEvents, earthquakeRevisions } from './schema.js';
 import { commitAnswer } from './answers.js';
-import { completion, type CallContext } from './audit.js';
-import { callRecord, type Progress } from './partitions.js';
+import { auditCompletion, completion, type CallContext } from './audit.js';
+import { callRecord, callTally, type Progress } from './partitions.js';
+import { prepared, renderer, slot, slots } from './prepared.js';
 
 /** Row mapping, pure. Duplicate ids in one answer collapse (one INSERT may not touch a row twice). */
 export function eventRows(events: EarthquakeEvent[], seenAt: Date, executionRowId: number) {
@@ -134,15 +135,15 @@ const UPSERT_REST = (() => {
  * revised): `old` holds the stored versions of the rows it names (the statement's snapshot, before
  * `upserted` writes), `revs` the history rows of what changed, a restored event (marked deleted,
  * back in an answer) included. One statement whatever the answer's size: the rows travel as one JSON
- * parameter, not as 200 rows of bound values each.
+ * parameter (`incoming`, the wire shape), not as 200 rows of bound values each.
  */
-function upsertCtes(rows: readonly EventRow[], executionId: number | null, seenAt: Date): SQL {
+function upsertCtes(incoming: SQL, executionId: SQL, seen: SQL): SQL {
   return sql`incoming as (
-      select * from json_to_recordset(${param(incomingJson(rows))}::json)
+      select * from json_to_recordset(${incoming}::json)
         as u(id text, time timestamptz, magnitude float8, magnitude_type text, place text, latitude float8,
           longitude float8, depth_km float8, tsunami_flag boolean, url text)
     ),
-    params as (select ${seenAt.toISOString()}::timestamptz as seen, ${executionId}::bigint as execution_id),
+    params as (select ${seen}::timestamptz as seen, ${executionId}::bigint as execution_id),
     ${sql.raw(UPSERT_REST)}`;
 }
 
@@ -156,16 +157,82 @@ export async function upsertEvents(
   executionId: number | null = null,
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  const result = await tx.execute<{ n: string | number }>(
-    sql`with ${upsertCtes(rows, executionId, rows[0]!.lastSeenAt)} select n from counts`,
-  );
+  const ctes = upsertCtes(sql`${param(incomingJson(rows))}`, sql`${executionId}`, sql`${rows[0]!.lastSeenAt.toISOString()}`);
+  const result = await tx.execute<{ n: string | number }>(sql`with ${ctes} select n from counts`);
   return Number(result.rows[0]?.n ?? 0);
 }
 
+/** As toISOString writes a time: such a time is stored as it came, any other is written so first. */
+function isCanonicalTime(t: string): boolean {
+  return t.length === 24 && t.charCodeAt(10) === 84 && t.charCodeAt(19) === 46 && t.charCodeAt(23) === 90;
+}
+
+/**
+ * An answer's events as the upsert's JSON parameter, straight from the validated answer. When no
+ * id repeats and every time is written as toISOString writes it (the usual answer), the events are
+ * serialised as they are, with no row built in between; otherwise as `eventRows` and `wireShape` would.
+ */
+export function answerJson(events: readonly EarthquakeEvent[]): string {
+  const ids = new Set<string>();
+  for (const e of events) {
+    if (ids.has(e.id) || !isCanonicalTime(e.time)) {
+      const byId = new Map<string, EarthquakeEvent>();
+      for (const x of events) byId.set(x.id, { ...x, time: new Date(x.time).toISOString() });
+      return JSON.stringify([...byId.values()]);
+    }
+    ids.add(e.id);
+  }
+  return JSON.stringify(events);
+}
+
+const AUDIT_SLOTS = [
+  'request',
+  'httpStatus',
+  'code',
+  'message',
+  'outcome',
+  'billed',
+  'units',
+  'executionId',
+  'invocationId',
+  'errorKind',
+  'errorDetail',
+  'truncated',
+  'startedAt',
+  'finishedAt',
+  'durationMs',
+] as const;
+
+type AnswerValues = Record<(typeof AUDIT_SLOTS)[number], unknown> & {
+  attemptId: number;
+  incoming: string;
+  streamKey: string;
+  partitionKey: string;
+  billedCalls: number;
+  tallyUnits: number;
+  frontier: string;
+  at: Date;
+};
+
 /**
  * One answer: its events upserted with their history, its audit row completed and the window's
- * progress (frontier) recorded, in one statement: atomic by itself, and one round trip.
+ * progress (frontier) recorded, in one statement: atomic by itself, one round trip, prepared once.
  */
+const RECORD_ANSWER = prepared<AnswerValues>('gi_record_earthquake_answer', () => {
+  const attemptId = sql`${slot('attemptId')}::bigint`;
+  const written = sql`(select n from counts)::int`;
+  const audit = { ...slots(AUDIT_SLOTS), request: sql`${slot('request')}::jsonb`, rowsWritten: written };
+  const ref = { streamKey: slot('streamKey'), partitionKey: slot('partitionKey') };
+  const tally = { billedCalls: slot('billedCalls'), units: slot('tallyUnits'), errorKind: null, errorDetail: null };
+  const progress = { frontier: sql`${slot('frontier')}::jsonb`, finish: null, rowsWritten: written };
+  return sql`
+    with ${upsertCtes(slot('incoming'), attemptId, slot('finishedAt'))},
+    audit as (${completion(renderer, attemptId, audit).getSQL()}),
+    progress as (${callRecord(renderer, ref, tally, progress, slot('at')).getSQL()})
+    -- Every part of a WITH runs once, read or not: the audit row and the progress are written.
+    select n from counts`;
+});
+
 export async function recordEarthquakeAnswer(
   db: Db,
   attemptId: number,
@@ -173,17 +240,23 @@ export async function recordEarthquakeAnswer(
   ctx: CallContext,
   events: EarthquakeEvent[],
   truncated: boolean,
-  progress: Omit<Progress, 'rowsWritten'>,
+  progress: Omit<Progress, 'rowsWritten' | 'finish'>,
 ): Promise<{ executionRowId: number; rowsWritten: number }> {
-  const rows = eventRows(events, record.finishedAt, attemptId);
-  const written = sql`(select n from counts)::int`;
-  const result = await db.execute<{ n: string | number }>(sql`
-    with ${upsertCtes(rows, attemptId, record.finishedAt)},
-    audit as (${completion(db, attemptId, record, truncated, written).getSQL()}),
-    progress as (${callRecord(db, ctx, record, { ...progress, rowsWritten: written }).getSQL()})
-    -- Every part of a WITH runs once, read or not: the audit row and the progress are written.
-    select n from counts`);
-  return { executionRowId: attemptId, rowsWritten: Number(result.rows[0]?.n ?? 0) };
+  const { rowsWritten: _, ...audit } = auditCompletion(record, truncated);
+  const tally = callTally(record);
+  const [row] = await RECORD_ANSWER.rows<{ n: string | number }>(db, {
+    ...audit,
+    request: JSON.stringify(audit.request),
+    attemptId,
+    incoming: answerJson(events),
+    streamKey: ctx.streamKey,
+    partitionKey: ctx.partitionKey,
+    billedCalls: tally.billedCalls,
+    tallyUnits: tally.units,
+    frontier: JSON.stringify(progress.frontier),
+    at: new Date(),
+  });
+  return { executionRowId: attemptId, rowsWritten: Number(row?.n ?? 0) };
 }
 
 /**

@@ -16,7 +16,8 @@ import {
 } from '../domain/partition.js';
 import type { Range } from '../domain/ranges.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
-import type { Db, Tx } from './connection.js';
+import type { Db, Tx, Updater } from './connection.js';
+import type { Bound } from './prepared.js';
 import { backfills, ingestPartitions as p, ingestStreams } from './schema.js';
 
 export interface PartitionRef {
@@ -34,7 +35,7 @@ function transitionSql(t: Transition): SQL {
   return sql`case when ${p.state} in (${list}) then ${to} else ${p.state} end`;
 }
 
-const isRef = (ref: PartitionRef) => and(eq(p.streamKey, ref.streamKey), eq(p.partitionKey, ref.partitionKey));
+const isRef = (ref: Bound<PartitionRef>) => and(eq(p.streamKey, ref.streamKey), eq(p.partitionKey, ref.partitionKey));
 
 /**
  * `planned`: new partitions start pending, failed ones (cancelled ones too) are planned again,
@@ -144,44 +145,70 @@ export interface Progress {
   rowsWritten: number | SQL;
 }
 
+/** The finish decides the statement's shape: it is never a placeholder. */
+type BoundProgress = Bound<Omit<Progress, 'finish'>> & Pick<Progress, 'finish'>;
+
+/** What one call adds to its partition's counters, and the error of a failed one. */
+export interface CallTally {
+  billedCalls: number;
+  units: number;
+  errorKind: string | null;
+  errorDetail: string | null;
+}
+
+/** Pure: what the attempt adds to its partition. */
+export function callTally(r: AttemptRecord): CallTally {
+  return {
+    billedCalls: r.billed ? 1 : 0,
+    units: r.billed ? (r.units ?? 0) : 0,
+    errorKind: r.errorKind,
+    errorDetail: r.errorDetail,
+  };
+}
+
 /**
  * `progress`, `done` or `partial` after one recorded call, inside the answer transaction: call
  * counters, and with an answer the remaining frontier (and the failure streak reset); an answer
  * that moves nothing (`answered`: a probe, a deletion check) only resets the streak; a failed
  * attempt (null) records its error and lengthens the streak, except a 429 (the gateway said when).
- * The statement, not yet run (db/answers.ts runs it with the audit row's completion); it returns the
- * failures in a row since the last answer.
+ * Values may be placeholders (db/prepared.ts); `at` is when the partition was last updated.
  */
-export function callRecord(tx: Tx | Db, ref: PartitionRef, r: AttemptRecord, progress: Progress | 'answered' | null) {
-  const now = new Date();
-  const streak = r.errorKind === 'rate_limited' ? sql`${p.consecutiveFailures}` : sql`${p.consecutiveFailures} + 1`;
+export function callRecord(
+  tx: Updater,
+  ref: Bound<PartitionRef>,
+  t: Bound<CallTally>,
+  progress: BoundProgress | 'answered' | null,
+  at: Date | SQL = new Date(),
+) {
+  const streak = t.errorKind === 'rate_limited' ? sql`${p.consecutiveFailures}` : sql`${p.consecutiveFailures} + 1`;
+  const finish = typeof progress === 'object' && progress !== null ? progress.finish : null;
   const answered =
     progress === 'answered'
       ? { consecutiveFailures: 0 }
       : progress
         ? {
             frontier: progress.frontier,
-            state: transitionSql(progress.finish ?? 'progress'),
-            completedAt: progress.finish ? now : null,
+            state: transitionSql(finish ?? 'progress'),
+            completedAt: finish ? at : null,
             consecutiveFailures: 0,
-            lastError: progress.finish ? null : sql`${p.lastError}`,
-            lastErrorKind: progress.finish ? null : sql`${p.lastErrorKind}`,
+            lastError: finish ? null : sql`${p.lastError}`,
+            lastErrorKind: finish ? null : sql`${p.lastErrorKind}`,
           }
         : {
             state: transitionSql('progress'),
             consecutiveFailures: streak,
-            lastError: r.errorDetail,
-            lastErrorKind: r.errorKind,
+            lastError: t.errorDetail,
+            lastErrorKind: t.errorKind,
           };
   const written = typeof progress === 'object' && progress !== null ? progress.rowsWritten : 0;
   return tx
     .update(p)
     .set({
       calls: sql`${p.calls} + 1`,
-      billedCalls: sql`${p.billedCalls} + ${r.billed ? 1 : 0}`,
-      units: sql`${p.units} + ${r.billed ? (r.units ?? 0) : 0}`,
+      billedCalls: sql`${p.billedCalls} + ${t.billedCalls}`,
+      units: sql`${p.units} + ${t.units}`,
       rowsWritten: sql`${p.rowsWritten} + ${written}`,
-      updatedAt: now,
+      updatedAt: at,
       ...answered,
     })
     .where(isRef(ref))

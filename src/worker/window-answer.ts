@@ -46,6 +46,10 @@ export async function land(read: WindowRead, landed: Landed, inFlight: number): 
     return;
   }
   await applyAnswer(read, { ...landed, attemptId, attempt }, inFlight);
+  // The promises that carried this answer here may have lived long enough to reach the old
+  // generation; dead or not, they keep what they point to alive through every minor GC until the
+  // next full one, so each answer was promoted whole. Emptied once used, its events die young.
+  if (attempt.result.events) attempt.result.events.length = 0;
 }
 
 async function applyAnswer(read: WindowRead, landed: Answered, inFlight: number): Promise<void> {
