@@ -157,7 +157,11 @@ export async function upsertEvents(
   executionId: number | null = null,
 ): Promise<number> {
   if (rows.length === 0) return 0;
-  const ctes = upsertCtes(sql`${param(incomingJson(rows))}`, sql`${executionId}`, sql`${rows[0]!.lastSeenAt.toISOString()}`);
+  const ctes = upsertCtes(
+    sql`${param(incomingJson(rows))}`,
+    sql`${executionId}`,
+    sql`${rows[0]!.lastSeenAt.toISOString()}`,
+  );
   const result = await tx.execute<{ n: string | number }>(sql`with ${ctes} select n from counts`);
   return Number(result.rows[0]?.n ?? 0);
 }
