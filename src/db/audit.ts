@@ -49,13 +49,13 @@ interface BegunRow {
   gated: boolean;
 }
 
-/** The statement that begins an attempt, for `n` scopes besides the backfill's: prepared once per `n`. */
+/** The statement that begins an attempt, for `n` scopes besides the backfill's: rendered once per `n`. */
 const beginStatements = new Map<number, Prepared<Record<string, unknown>>>();
 
 function beginStatement(n: number): Prepared<Record<string, unknown>> {
   const made = beginStatements.get(n);
   if (made) return made;
-  const statement = prepared(`gi_begin_attempt_${n}`, () => beginSql(n));
+  const statement = prepared(() => beginSql(n));
   beginStatements.set(n, statement);
   return statement;
 }

@@ -222,7 +222,7 @@ type AnswerValues = Record<(typeof AUDIT_SLOTS)[number], unknown> & {
  * One answer: its events upserted with their history, its audit row completed and the window's
  * progress (frontier) recorded, in one statement: atomic by itself, one round trip, prepared once.
  */
-const RECORD_ANSWER = prepared<AnswerValues>('gi_record_earthquake_answer', () => {
+const RECORD_ANSWER = prepared<AnswerValues>(() => {
   const attemptId = sql`${slot('attemptId')}::bigint`;
   const written = sql`(select n from counts)::int`;
   const audit = { ...slots(AUDIT_SLOTS), request: sql`${slot('request')}::jsonb`, rowsWritten: written };
