@@ -140,6 +140,14 @@ export function haltMessage(halt: Halt, backfillId: string | null): string {
   );
 }
 
+/** Calls `listener` whenever one of `workers` ends a job; returns the unsubscribe. */
+function onJobEnd(workers: RunningWorkers['workers'], listener: () => void): () => void {
+  for (const w of workers) w.on('completed', listener).on('failed', listener);
+  return () => {
+    for (const w of workers) w.off('completed', listener).off('failed', listener);
+  };
+}
+
 /**
  * `--wait` / `--inline`: waits for the partitions with progress until they are finished, or until
  * the backfill is held (paused, cancelled, at a budget) and says which; 0 only if every one is done.
@@ -200,6 +208,7 @@ export async function awaitBackfill(
         onOutage: dbSilent,
         halt:
           backfillId === null ? undefined : () => backfillHalt(s.db.db, s.queues, backfillId, s.env.billedCallsPerDay),
+        wakeups: workers ? (wake) => onJobEnd(workers.workers, wake) : undefined,
         onTick: async () => {
           await pingRedis();
           await watchWorkers?.();

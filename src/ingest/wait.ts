@@ -31,6 +31,11 @@ export interface WaitOptions {
   onTick?: () => Promise<void>;
   /** Whether the work is held (paused, cancelled, at a budget): the wait then ends without it. */
   halt?: () => Promise<Halt | null>;
+  /**
+   * Subscribes to news that a job ended (workers in this process), so that the next poll comes at
+   * once instead of after up to `pollMs`; returns the unsubscribe.
+   */
+  wakeups?: (wake: () => void) => () => void;
 }
 
 /** A poll PostgreSQL has not answered within this is reported as an outage (the wait goes on). */
@@ -67,6 +72,19 @@ export async function waitForPartitions(
   // The poll still running ends by itself (it sees the signal); what it may throw then is nobody's.
   loop.result.catch(() => undefined);
   return finishedOf(loop.last());
+}
+
+/** `ms`, or until a wakeup comes first. */
+function pause(ms: number, wakeups: WaitOptions['wakeups']): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      unsubscribe?.();
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const unsubscribe = wakeups?.(done);
+  });
 }
 
 function abortedPromise(signal: AbortSignal | undefined): Promise<void> {
@@ -108,7 +126,7 @@ function pollLoop(db: Db, refs: PartitionRef[], onProgress: (p: WaitProgress) =>
       }
       if (options.signal?.aborted) return finishedOf(last);
       await settledWithin(options.onTick?.() ?? Promise.resolve(), TICK_DEADLINE_MS);
-      await new Promise((r) => setTimeout(r, options.pollMs ?? 500));
+      await pause(options.pollMs ?? 500, options.wakeups);
     }
   })();
   return { result, last: () => last };
