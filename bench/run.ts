@@ -979,7 +979,9 @@ function rows(
     '',
   ]);
   out.push([
-    '  peak RSS of the CLI process (VmHWM), plain node (no NODE_OPTIONS)',
+    `  peak RSS of the CLI process (VmHWM), ${
+      childNodeOptions.length === 0 ? 'plain node (no NODE_OPTIONS)' : `node ${childNodeOptions.join(' ')}`
+    }`,
     `${f1(zero.peakRssMiB)} MiB on ${int(zero.events)} events`,
     '< 120 MiB',
     yes(zero.peakRssMiB < 120),
