@@ -140,11 +140,14 @@ export function haltMessage(halt: Halt, backfillId: string | null): string {
   );
 }
 
+/** BullMQ's events of a job that ended, whichever way. */
+const JOB_ENDS = ['completed', 'failed'] as const;
+
 /** Calls `listener` whenever one of `workers` ends a job; returns the unsubscribe. */
 function onJobEnd(workers: RunningWorkers['workers'], listener: () => void): () => void {
-  for (const w of workers) w.on('completed', listener).on('failed', listener);
+  for (const w of workers) for (const event of JOB_ENDS) w.on(event, listener);
   return () => {
-    for (const w of workers) w.off('completed', listener).off('failed', listener);
+    for (const w of workers) for (const event of JOB_ENDS) w.off(event, listener);
   };
 }
 
