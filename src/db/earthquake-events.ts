@@ -174,16 +174,13 @@ function isCanonicalTime(t: string): boolean {
 /**
  * An answer's events as the upsert's JSON parameter, straight from the validated answer. When no
  * id repeats and every time is written as toISOString writes it (the usual answer), the events are
- * serialised as they are, with no row built in between; otherwise as `eventRows` and `wireShape` would.
+ * serialised as they are, with no row built in between; otherwise through `eventRows` (whose seen
+ * time and execution the wire shape leaves out).
  */
-export function answerJson(events: readonly EarthquakeEvent[]): string {
+export function answerJson(events: EarthquakeEvent[]): string {
   const ids = new Set<string>();
   for (const e of events) {
-    if (ids.has(e.id) || !isCanonicalTime(e.time)) {
-      const byId = new Map<string, EarthquakeEvent>();
-      for (const x of events) byId.set(x.id, { ...x, time: new Date(x.time).toISOString() });
-      return JSON.stringify([...byId.values()]);
-    }
+    if (ids.has(e.id) || !isCanonicalTime(e.time)) return incomingJson(eventRows(events, new Date(0), 0));
     ids.add(e.id);
   }
   return JSON.stringify(events);

@@ -59,8 +59,8 @@ export async function windowPriors(db: Db, job: EarthquakeWindowJob): Promise<Pr
 function nearestProven(proofs: readonly Proof[], start: number, end: number): Array<readonly [number, number]> {
   const distance = (p: Proof) => (p.hi < start ? start - p.hi : p.lo > end ? p.lo - end : 0);
   const outside = proofs.filter((p) => (p.hi < start || p.lo > end) && p.hi - p.lo >= NEIGHBOUR_MS / 2);
-  const best = outside.sort((a, b) => distance(a) - distance(b))[0];
-  if (!best) return [];
+  const best = outside.reduce<Proof | null>((b, p) => (b === null || distance(p) < distance(b) ? p : b), null);
+  if (best === null) return [];
   return [
     best.hi < start
       ? [Math.max(best.lo, best.hi - NEIGHBOUR_MS), best.hi]
