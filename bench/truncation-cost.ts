@@ -3,16 +3,14 @@
  * model, on both real months of the emulator's data/usgs in 31-day windows, over several seeds. Prints a table.
  *   npm run bench:truncation -- [modes,comma,separated] [seeds=3]
  */
-import { readFileSync } from 'node:fs';
-import { loadUsgsCsv } from '@gateway-ingest/emulator';
 import { dataFolder } from '@gateway-ingest/emulator';
 import {
   simulatedGateway,
   runWindow,
   lostIn,
   freshKnowledge,
+  usgsCatalog,
   type Adversary,
-  type CatalogEvent,
 } from '../test/support/adversary.js';
 const DAY = 86_400_000;
 const months = [
@@ -73,14 +71,7 @@ for (const [name, a] of Object.entries(advs)) {
     lost = 0,
     failures = 0;
   for (const [file, from, to] of months) {
-    const catalog: CatalogEvent[] = loadUsgsCsv(readFileSync(file, 'utf8')).map((e) => ({
-      id: e.id,
-      timeMs: Date.parse(e.time),
-      magnitude: e.magnitude ?? -2,
-      depthKm: e.depth_km ?? 0,
-      latitude: e.latitude,
-      longitude: e.longitude,
-    }));
+    const catalog = usgsCatalog(file);
     const FROM = Date.parse(from),
       TO = Date.parse(to);
     const windows = [] as { startMs: number; endMs: number }[];

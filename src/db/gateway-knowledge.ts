@@ -1,9 +1,10 @@
 /**
  * What workers learn about a gateway, in PostgreSQL so that every process shares it: the cap
- * (the largest answer seen lately, a proof of a lower bound while it is fresh) and how often
- * each order guess held (a hint for placing queries, never evidence). Reads are cheap and once per window.
+ * (the largest answer seen lately, a proof of a lower bound while it is fresh, and where it was
+ * seen), the latest cap probe, and how often each order guess held (a hint for placing queries,
+ * never evidence). Reads are cheap and once per window.
  */
-import { eq, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Db } from './connection.js';
 import { gatewayKnowledge as k } from './schema.js';
@@ -17,8 +18,12 @@ export type OrderStats = z.infer<typeof orderStatsSchema>;
 export interface GatewayFacts {
   /** The largest answer seen within the TTL: the gateway's cap is at least this. 1 when unknown. */
   capFloor: number;
-  /** A probe for the cap ran within the TTL. */
-  probedRecently: boolean;
+  /** The cap as cap probes measured it within the TTL (a silent cap below max_results), or null. */
+  measuredCap: number | null;
+  /** The cap as probes last measured it, however long ago, or null. */
+  measuredCapBefore: number | null;
+  /** The region of the largest answer recorded, however old: where a probe finds many events. */
+  capRegion: { lo: number; hi: number } | null;
   orderStats: OrderStats;
 }
 
@@ -27,7 +32,13 @@ export function earthquakeGatewayKey(baseUrl: string): string {
   return `${baseUrl}|earthquake`;
 }
 
-const NO_FACTS: GatewayFacts = { capFloor: 1, probedRecently: false, orderStats: orderStatsSchema.parse(undefined) };
+const NO_FACTS: GatewayFacts = {
+  capFloor: 1,
+  measuredCap: null,
+  measuredCapBefore: null,
+  capRegion: null,
+  orderStats: orderStatsSchema.parse(undefined),
+};
 
 export async function readGatewayFacts(
   db: Db,
@@ -38,45 +49,72 @@ export async function readGatewayFacts(
   const [row] = await db.select().from(k).where(eq(k.gatewayKey, gatewayKey));
   if (!row) return NO_FACTS;
   const fresh = (at: Date | null) => at !== null && nowMs - at.getTime() < ttlMs;
+  const region = row.capRegionLo !== null && row.capRegionHi !== null;
   return {
     capFloor: fresh(row.capSeenAt) ? row.capFloor : 1,
-    probedRecently: fresh(row.probedAt),
+    measuredCap: fresh(row.probedAt) ? row.measuredCap : null,
+    measuredCapBefore: row.measuredCap,
+    capRegion: region ? { lo: row.capRegionLo!, hi: row.capRegionHi! } : null,
     orderStats: orderStatsSchema.parse(row.orderStats),
   };
 }
 
 /**
- * An answer of `size` events: the cap is at least that. A floor older than the TTL is replaced
- * rather than raised, so a gateway whose cap went down is relearned within the TTL.
+ * An answer of `size` events to a query of `region`: the cap is at least that. A floor older than
+ * the TTL is replaced rather than raised, so a gateway whose cap went down is relearned within the
+ * TTL. The region is kept with the floor it set, lapsed or not: an unfiltered query there holds at
+ * least as many events, so that is where a later probe asks.
  */
 export async function recordAnswerSize(
   db: Db,
   gatewayKey: string,
-  size: number,
+  answer: { size: number; region: { lo: number; hi: number } },
   at: Date,
   ttlMs: number,
 ): Promise<void> {
   const staleBefore = new Date(at.getTime() - ttlMs);
+  const takes = sql`(${k.capSeenAt} < ${staleBefore} or excluded.cap_floor >= ${k.capFloor})`;
+  // The region of the largest answer ever seen: a lapsed floor's region is kept until a larger answer replaces it.
+  const widest = sql`(${k.capRegionLo} is null or excluded.cap_floor >= ${k.capFloor})`;
   await db
     .insert(k)
-    .values({ gatewayKey, capFloor: size, capSeenAt: at, orderStats: NO_FACTS.orderStats })
+    .values({
+      gatewayKey,
+      capFloor: answer.size,
+      capSeenAt: at,
+      capRegionLo: answer.region.lo,
+      capRegionHi: answer.region.hi,
+      orderStats: NO_FACTS.orderStats,
+    })
     .onConflictDoUpdate({
       target: k.gatewayKey,
       set: {
         capFloor: sql`case when ${k.capSeenAt} < ${staleBefore} then excluded.cap_floor
           else greatest(${k.capFloor}, excluded.cap_floor) end`,
-        capSeenAt: sql`case when ${k.capSeenAt} < ${staleBefore} or excluded.cap_floor >= ${k.capFloor}
-          then excluded.cap_seen_at else ${k.capSeenAt} end`,
+        capSeenAt: sql`case when ${takes} then excluded.cap_seen_at else ${k.capSeenAt} end`,
+        capRegionLo: sql`case when ${widest} then excluded.cap_region_lo else ${k.capRegionLo} end`,
+        capRegionHi: sql`case when ${widest} then excluded.cap_region_hi else ${k.capRegionHi} end`,
         updatedAt: sql`now()`,
       },
     });
 }
 
-export async function recordProbe(db: Db, gatewayKey: string, at: Date): Promise<void> {
+/** Cap probes measured the cap at `size` events. */
+export async function recordMeasuredCap(db: Db, gatewayKey: string, size: number, at: Date): Promise<void> {
   await db
     .insert(k)
-    .values({ gatewayKey, capFloor: 1, capSeenAt: new Date(0), probedAt: at, orderStats: NO_FACTS.orderStats })
-    .onConflictDoUpdate({ target: k.gatewayKey, set: { probedAt: at, updatedAt: sql`now()` } });
+    .values({
+      gatewayKey,
+      capFloor: 1,
+      capSeenAt: new Date(0),
+      probedAt: at,
+      measuredCap: size,
+      orderStats: NO_FACTS.orderStats,
+    })
+    .onConflictDoUpdate({
+      target: k.gatewayKey,
+      set: { probedAt: at, measuredCap: size, probingUntil: null, updatedAt: sql`now()` },
+    });
 }
 
 /** Older evidence fades, so a gateway that changes its ways is followed within a few windows. */
@@ -103,4 +141,26 @@ export async function recordOrderEvidence(db: Db, gatewayKey: string, seen: Orde
       .set({ orderStats: { newest: blend('newest'), oldest: blend('oldest') }, updatedAt: new Date() })
       .where(eq(k.gatewayKey, gatewayKey));
   });
+}
+
+/**
+ * Takes the probe of this gateway for `leaseMs`: true when no other worker holds it. Others wait
+ * for its answer (or the lease's end) instead of paying for a probe of their own.
+ */
+export async function claimProbe(db: Db, gatewayKey: string, leaseMs: number): Promise<boolean> {
+  await db
+    .insert(k)
+    .values({ gatewayKey, capFloor: 1, capSeenAt: new Date(0), orderStats: NO_FACTS.orderStats })
+    .onConflictDoNothing();
+  const rows = await db
+    .update(k)
+    .set({ probingUntil: sql`now() + ${`${leaseMs} milliseconds`}::interval` })
+    .where(and(eq(k.gatewayKey, gatewayKey), sql`(${k.probingUntil} is null or ${k.probingUntil} < now())`))
+    .returning({ key: k.gatewayKey });
+  return rows.length > 0;
+}
+
+/** The probe answered (or failed): the next worker that needs one need not wait. */
+export async function releaseProbe(db: Db, gatewayKey: string): Promise<void> {
+  await db.update(k).set({ probingUntil: null }).where(eq(k.gatewayKey, gatewayKey));
 }

@@ -40,11 +40,15 @@ const isRef = (ref: Bound<PartitionRef>) => and(eq(p.streamKey, ref.streamKey), 
 /**
  * `planned`: new partitions start pending, failed ones (cancelled ones too) are planned again,
  * resuming from their frontier. With `refresh`, `reset`: every one (done ones too) starts over with
- * no frontier, so the window is read again. Each carries the backfill that planned it, if any.
+ * no frontier, so the window is read again. Each carries the backfill that planned it, if any. A
+ * new partition of a first read skips what other reads proved; a refresh reads all of its window;
+ * a partition planned again keeps what it was.
  */
 export async function recordPlanned(db: Db, planned: PlannedPartition[], refresh: boolean): Promise<void> {
   for (let i = 0; i < planned.length; i += 1000) {
-    const batch = planned.slice(i, i + 1000).map((x) => ({ ...x, state: PARTITION_STATE.pending, frontier: null }));
+    const batch = planned
+      .slice(i, i + 1000)
+      .map((x) => ({ ...x, state: PARTITION_STATE.pending, frontier: null, skipProven: !refresh }));
     await db
       .insert(p)
       .values(batch)
@@ -60,6 +64,7 @@ export async function recordPlanned(db: Db, planned: PlannedPartition[], refresh
           updatedAt: sql`now()`,
           state: transitionSql(refresh ? 'reset' : 'planned'),
           frontier: refresh ? sql`null` : sql`${p.frontier}`,
+          skipProven: refresh ? sql`false` : sql`${p.skipProven}`,
           lastError: refresh ? sql`null` : sql`${p.lastError}`,
         },
       });

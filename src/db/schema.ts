@@ -140,6 +140,12 @@ export const ingestPartitions = pgTable(
     endYear: integer('end_year'),
     state: text('state').notNull().default(PARTITION_STATE.pending),
     frontier: jsonb('frontier'),
+    /**
+     * A first read (not a refresh): parts of the window other reads proved complete are not read
+     * again. False for refreshes, and for rows a version before this column planned (they read
+     * their whole window, as that version would).
+     */
+    skipProven: boolean('skip_proven').notNull().default(false),
     jobId: text('job_id'),
     calls: integer('calls').notNull().default(0),
     billedCalls: integer('billed_calls').notNull().default(0),
@@ -200,7 +206,14 @@ export const gatewayKnowledge = pgTable('gateway_knowledge', {
   gatewayKey: text('gateway_key').primaryKey(),
   capFloor: integer('cap_floor').notNull(),
   capSeenAt: tz('cap_seen_at').notNull(),
+  /** The query region of the answer that set the floor: an unfiltered probe there finds at least as many events. */
+  capRegionLo: bigint('cap_region_lo', { mode: 'number' }),
+  capRegionHi: bigint('cap_region_hi', { mode: 'number' }),
   probedAt: tz('probed_at'),
+  /** The cap as probes measured it at `probed_at` (two probes of one size): a silent cap below max_results. */
+  measuredCap: integer('measured_cap'),
+  /** A worker is probing the cap until then: others wait for its answer instead of paying for their own. */
+  probingUntil: tz('probing_until'),
   orderStats: jsonb('order_stats').notNull(),
   updatedAt: tz('updated_at').notNull().defaultNow(),
 });

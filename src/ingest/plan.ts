@@ -42,6 +42,7 @@ import {
   indicatorEstimate,
   orderFactor,
   rounded,
+  STORED_ORDER_FACTOR,
   sumEstimates,
   unitsFactor,
   wallSeconds,
@@ -181,7 +182,14 @@ async function capProbe(
   if (windows.length === 0 || !(filtered || short)) return 'none';
   if (s.gatewayKey === null) return 'possible';
   const facts = await readGatewayFacts(db, s.gatewayKey, s.nowMs, s.knowledgeTtlMs);
-  return facts.capFloor >= CAP || facts.probedRecently ? 'none' : 'expected';
+  return facts.capFloor >= CAP || facts.measuredCap !== null ? 'none' : 'expected';
+}
+
+/** The window's covered parts (merged, clipped to it) leave no gap of more than a second. */
+function coversWhole(parts: readonly Interval[], w: Interval): boolean {
+  let reached = w.startMs;
+  for (const p of parts) if (p.startMs <= reached + 1000) reached = Math.max(reached, p.endMs);
+  return reached + 1000 >= w.endMs;
 }
 
 async function planEarthquakes(
@@ -242,7 +250,9 @@ async function planEarthquakes(
   };
   if (kinds.unknown > 0) return { ...base, estimatedBilledCalls: null, estimatedUnits: null, estimatedSeconds: null };
 
-  const calls = perWindow.map((w) => windowCalls(w.events!, order));
+  // A window stored whole (this stream or a wider one proved it) is read with chunks sized from its events.
+  const stored = partsPerWindow.map((parts, i) => coversWhole(parts, windows[i]!));
+  const calls = perWindow.map((w, i) => windowCalls(w.events!, stored[i] ? STORED_ORDER_FACTOR : order));
   const unitsPer = perWindow.map((w, i) => windowUnits(w.events!, calls[i]!, units));
   // A probe is one call for an unfiltered month: a full answer. 'possible': only in the high end.
   const probeCalls = probe === 'expected' ? 1 : 0;

@@ -122,7 +122,7 @@ export async function sampleDensity(
       await recordAnswerSize(
         deps.db,
         earthquakeGatewayKey(deps.gateway.baseUrl),
-        events.length,
+        { size: events.length, region: { lo: interval.startMs, hi: interval.endMs } },
         attempt.record.finishedAt,
         deps.knowledgeTtlMs,
       );

@@ -33,6 +33,11 @@ export interface OrderFactor {
  * (docs/design.md, "Cost": 1.37), rounded up, and the bound for any order as the high end.
  */
 export const DEFAULT_ORDER_FACTOR: OrderFactor = { expected: 1.4, high: 2.5, measuredWindows: 0 };
+/**
+ * A window whose events are stored and proven complete (for its stream or a wider one) is read with
+ * chunks sized from them, whatever the gateway's order (docs/design.md, "Cost": a re-read 1.10).
+ */
+export const STORED_ORDER_FACTOR: OrderFactor = { expected: 1.1, high: 1.4, measuredWindows: 0 };
 /** The bound docs/design.md "Cost" asserts for every order the pipeline is sound against. */
 export const ANY_ORDER_FACTOR = 2.5;
 /** Fewer full windows than this measure too little to narrow the high end. */

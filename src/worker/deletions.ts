@@ -8,9 +8,9 @@ import { commitFailedAttempt } from '../db/answers.js';
 import { deletionCandidates, markDeleted, recordDeletionCheck } from '../db/earthquake-events.js';
 import { NO_FILTERS } from '../domain/filters.js';
 import { toRfc3339 } from '../domain/time.js';
-import { planChecks, provenByWindow, judgeCheck, type DeletionCheck } from '../planning/deletions.js';
+import { planChecks, provenByWindow, judgeCheck, type Candidate, type DeletionCheck } from '../planning/deletions.js';
 import { earthquakeRequest } from '../planning/earthquake-request.js';
-import { PRECISION_MS, windowRegion, type Frontier } from '../planning/truncation/index.js';
+import { PRECISION_MS, windowRegion, type Frontier, type Region } from '../planning/truncation/index.js';
 import type { EarthquakeWindowJob } from '../planning/work.js';
 import { earthquakeCall, jobCall } from './call.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
@@ -41,17 +41,19 @@ export async function reconcileDeletions(
   if (f.startedAtMs === 0) return outcome;
   const seenSince = new Date(f.startedAtMs);
   const region = windowRegion(f.window);
+  // A first read skips what other reads proved: what it did not ask says nothing of deletions.
   const candidates = await deletionCandidates(deps.db, {
     filters: job.filters,
     region,
-    excluded: f.unresolved,
+    excluded: [...f.unresolved, ...outsideScope(region, f.scope)],
     seenSince,
     precisionMs: PRECISION_MS,
   });
   outcome.candidates = candidates.length;
   if (candidates.length === 0) return outcome;
   const unfiltered = job.filters.minMagnitude === null && job.filters.circle === null;
-  const byWindow = candidates.filter((c) => provenByWindow(c, region, unfiltered)).map((c) => c.id);
+  const inScope = (c: Candidate) => f.scope.some((r) => provenByWindow(c, r, unfiltered));
+  const byWindow = candidates.filter(inScope).map((c) => c.id);
   if (byWindow.length > 0) {
     outcome.marked += await durable(
       () => deps.db.transaction((tx) => markDeleted(tx, byWindow, lastExecutionId, new Date(), seenSince)),
@@ -84,7 +86,7 @@ export async function reconcileDeletions(
       break;
     }
     const events = made.attempt.result.events ?? [];
-    const verdict = judgeCheck(check, candidates, new Set(events.map((e) => e.id)), events.length, f.capFloor);
+    const verdict = judgeCheck(check, candidates, new Set(events.map((e) => e.id)), events.length, f.cap.floor);
     const present = events.filter((e) => verdict.present.includes(e.id));
     const written = await durable(
       () => recordDeletionCheck(deps.db, made.attemptId, made.attempt.record, call, present, verdict.absent, seenSince),
@@ -100,4 +102,16 @@ export async function reconcileDeletions(
   }
   outcome.unproven += queue.reduce((n, c) => n + c.ids.length, 0);
   return outcome;
+}
+
+/** The stretches of `region` no scope region covers. */
+export function outsideScope(region: Region, scope: readonly Region[]): Region[] {
+  const out: Region[] = [];
+  let cursor = region.lo;
+  for (const r of [...scope].sort((a, b) => a.lo - b.lo)) {
+    if (r.lo > cursor) out.push({ lo: cursor, hi: r.lo });
+    cursor = Math.max(cursor, r.hi);
+  }
+  if (cursor < region.hi) out.push({ lo: cursor, hi: region.hi });
+  return out;
 }

@@ -9,18 +9,21 @@ import { isDone, loadPartition } from '../db/partitions.js';
 import { PARTITION_STATE } from '../domain/partition.js';
 import { toRfc3339 } from '../domain/time.js';
 import {
-  frontierSchema,
   initialFrontier,
   provenIntervals,
+  resumeRead,
+  savedFrontierSchema,
   type Frontier,
+  type ReadKind,
   type Region,
 } from '../planning/truncation/index.js';
 import type { EarthquakeWindowJob } from '../planning/work.js';
 import { reconcileDeletions, type DeletionOutcome } from './deletions.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
 import { durable } from './durable.js';
-import { emptyStats, shareOrderEvidence, windowKnowledge } from './gateway-facts.js';
+import { emptyStats, shareOrderEvidence } from './gateway-facts.js';
 import { land } from './window-answer.js';
+import { readWindowKnowledge } from './window-knowledge.js';
 import { runLanes } from './window-lanes.js';
 import type { WindowOutcome, WindowRead } from './window-read.js';
 
@@ -33,7 +36,7 @@ type Stored = { frontier: Frontier } | { retry: Region[] } | null;
  * planned again) the intervals left.
  */
 function storedState(partition: Partition, job: EarthquakeWindowJob): Stored {
-  const parsed = frontierSchema.safeParse(partition?.frontier);
+  const parsed = savedFrontierSchema.safeParse(partition?.frontier);
   if (
     !parsed.success ||
     parsed.data.window.startMs !== job.windowStartMs ||
@@ -44,19 +47,31 @@ function storedState(partition: Partition, job: EarthquakeWindowJob): Stored {
   return parsed.data.unresolved.length > 0 ? { retry: parsed.data.unresolved } : null;
 }
 
-/** Where the read starts: the saved frontier, or a new read of the window (or of the intervals a partial one left). */
+/**
+ * Where the read starts: the saved frontier taken up by this run, or a new read of the window (a
+ * first read less what other reads proved, a refresh of all of it) or of the intervals a partial
+ * one left.
+ */
 async function startingFrontier(
   partition: Partition,
   job: EarthquakeWindowJob,
-  ctx: JobContext,
   deps: ProcessorDeps,
 ): Promise<Frontier> {
   const stored = storedState(partition, job);
-  if (stored && 'frontier' in stored) return stored.frontier;
+  if (stored && 'frontier' in stored) {
+    // A resumed read keeps its scope: only the cap, the hints and the nearby rate are read again.
+    const knowledge = await readWindowKnowledge(deps, job, 'resume');
+    return resumeRead(stored.frontier, knowledge, Date.now(), deps.knowledgeTtlMs);
+  }
+  const read: ReadKind = stored
+    ? { kind: 'retry', regions: stored.retry }
+    : partition?.skipProven
+      ? { kind: 'first' }
+      : { kind: 'refresh' };
   const window = { startMs: job.windowStartMs, endMs: job.windowEndMs };
-  const knowledge = await windowKnowledge(deps, job, ctx, partition?.backfillId ?? null);
-  // A read of the whole window starts now: what no answer returns from here on is a deletion candidate.
-  return initialFrontier(window, knowledge, stored?.retry, stored?.retry ? 0 : Date.now());
+  const knowledge = await readWindowKnowledge(deps, job, read);
+  // A read of the window starts now: what no answer returns from here on is a deletion candidate.
+  return initialFrontier(window, knowledge, read.kind === 'retry' ? 0 : Date.now());
 }
 
 /** A failed call stops new ones; the answers still in flight are kept, then the failure is thrown. */
@@ -72,7 +87,7 @@ export async function processEarthquakeWindow(
     ctx,
     deps,
     backfillId: partition?.backfillId ?? null,
-    frontier: await startingFrontier(partition, job, ctx, deps),
+    frontier: await startingFrontier(partition, job, deps),
     failure: null,
     outcome: { calls: 0, rowsWritten: 0, skipped: false },
     evidence: emptyStats(),

@@ -8,10 +8,11 @@ import { recordEarthquakeAnswer } from '../db/earthquake-events.js';
 import { GaveUpError } from '../errors.js';
 import type { Attempt } from '../gateway/attempt.js';
 import type { EarthquakeResult } from '../gateway/schemas.js';
-import { advance, type Query, type Step } from '../planning/truncation/index.js';
+import { advance, learnShared, type Query, type Region, type Step } from '../planning/truncation/index.js';
 import { failedAttempt } from './call.js';
 import { durable } from './durable.js';
-import { learnFromAnswer, tally } from './gateway-facts.js';
+import { gatewayKey, learnFromAnswer, tally } from './gateway-facts.js';
+import { releaseProbe } from '../db/gateway-knowledge.js';
 import { logFields, type Landed, type WindowRead } from './window-read.js';
 
 interface Answered {
@@ -24,6 +25,11 @@ interface Answered {
 
 /** `inFlight`: the read's calls still out, for the log. */
 export async function land(read: WindowRead, landed: Landed, inFlight: number): Promise<void> {
+  if ('known' in landed) {
+    // No call was made: what other reads learned meanwhile settled the answers waiting for the probe.
+    read.frontier = learnShared(read.frontier, landed.known);
+    return;
+  }
   read.outcome.calls++;
   if ('error' in landed) {
     read.failure ??= landed.error;
@@ -42,6 +48,12 @@ export async function land(read: WindowRead, landed: Landed, inFlight: number): 
       read.ctx,
       fields,
     );
+    // A probe is optional: a place the gateway will not be asked about (its clock behind ours, say)
+    // tells nothing, and the next place is probed; it never fails the window.
+    if (landed.query.purpose === 'probe' && error.kind === 'parameters') {
+      read.frontier = advance(read.frontier, { events: [] }, landed.key).frontier;
+      return;
+    }
     read.failure ??= error;
     return;
   }
@@ -57,28 +69,34 @@ async function applyAnswer(read: WindowRead, landed: Answered, inFlight: number)
   const { attemptId, attempt } = landed;
   const events = attempt.result.events ?? [];
   const answer = { events: events.map((e) => ({ id: e.id, timeMs: Date.parse(e.time) })) };
+  const floorBefore = read.frontier.cap.floor;
   const step = advance(read.frontier, answer, landed.key);
   // The read ends after every answer is in (deletions reconciled first): an answer only moves the frontier.
   const progress = { frontier: step.frontier, finish: null };
+  // A probe's events are outside the stream's filters and window: audited and billed, not stored.
+  const rows = landed.query.purpose === 'probe' ? [] : events;
   const written = await durable(
-    () => recordEarthquakeAnswer(db, attemptId, attempt.record, landed.call, events, step.saturated, progress),
+    () => recordEarthquakeAnswer(db, attemptId, attempt.record, landed.call, rows, step.full, progress),
     read.ctx,
     log,
   );
   read.deps.observer?.onCall(attempt.record, written.rowsWritten);
-  await shareCapFloor(read, step, attempt.record.finishedAt);
+  await shareCap(read, step, landed.query.region, floorBefore, attempt.record.finishedAt);
+  // The probe answered: whoever waits for it reads what it taught, and the next one may probe.
+  if (landed.query.purpose === 'probe') await releaseProbe(db, gatewayKey(read.deps));
   tally(read.evidence, step);
   read.outcome.rowsWritten += written.rowsWritten;
   const fields = logFields(read.job, landed.query, read.ctx);
-  for (const note of step.notes)
-    log.warn({ ...fields, note }, 'gateway truncation order contradicted; that part of the window is read again');
+  // Each note says what the answer changed in the plan: a guess that failed, a crowded second, the cap in question.
+  for (const note of step.notes) log.info({ ...fields, note }, 'window plan changed');
   log.info(
     {
       ...fields,
       outcome: attempt.record.outcome,
       units: attempt.record.units,
       returned: events.length,
-      saturated: step.saturated,
+      full: step.full,
+      held: step.held,
       rowsWritten: written.rowsWritten,
       durationMs: attempt.record.durationMs,
       inFlight,
@@ -89,9 +107,12 @@ async function applyAnswer(read: WindowRead, landed: Answered, inFlight: number)
   if (step.failure) read.failure ??= new GaveUpError(step.failure);
 }
 
-/** A floor raised is shared at once; one that held is refreshed once per job, not once per call. */
-async function shareCapFloor(read: WindowRead, step: Step, at: Date): Promise<void> {
-  const capFloor = read.frontier.capFloor;
-  if (step.learned.answerSize > capFloor || !read.capShared)
-    read.capShared = (await learnFromAnswer(read.deps, step, capFloor, at)) || read.capShared;
+/**
+ * A floor raised (and a probe's size) is shared at once; one that held is refreshed once per job,
+ * not once per call.
+ */
+async function shareCap(read: WindowRead, step: Step, region: Region, floorBefore: number, at: Date): Promise<void> {
+  const raised = step.learned.answerSize > floorBefore || step.learned.measured !== null;
+  if (raised || !read.capShared)
+    read.capShared = (await learnFromAnswer(read.deps, step, region, floorBefore, at)) || read.capShared;
 }

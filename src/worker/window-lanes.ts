@@ -3,10 +3,28 @@
  * and idle ones) run parts of it at once. Each call comes back as a value, handed on in the order
  * calls land; once a read has failed no new call starts, and the calls in flight are still awaited.
  */
+import { NO_FILTERS } from '../domain/filters.js';
 import { earthquakeRequest } from '../planning/earthquake-request.js';
-import { nextQueries, splitForLanes, taskKey, type Query } from '../planning/truncation/index.js';
+import {
+  learnShared,
+  nextQueries,
+  splitForLanes,
+  taskKey,
+  type Query,
+  type SharedCap,
+} from '../planning/truncation/index.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { claimProbe, releaseProbe } from '../db/gateway-knowledge.js';
 import { earthquakeCall, jobCall } from './call.js';
+import { gatewayKey, sharedFacts } from './gateway-facts.js';
 import type { Landed, WindowRead } from './window-read.js';
+
+/** How long a worker's claim on the cap probe lasts: others wait at most this long for its answer. */
+const PROBE_LEASE_MS = 60_000;
+const PROBE_POLL_MS = 200;
+
+/** `call_purpose` of the audit row of each kind of query. */
+const PURPOSE = { walk: 'walk', scan: 'scan', probe: 'cap-probe' } as const satisfies Record<Query['purpose'], string>;
 
 /**
  * Pure: how many queries to send now, at most `max` in flight: one when nothing is in flight, more up
@@ -50,13 +68,44 @@ function launch(read: WindowRead, flights: Map<string, Promise<Landed>>): void {
   for (const { key, query } of nextQueries(read.frontier, busy, want)) flights.set(key, send(read, key, query));
 }
 
+/** Whether what other reads learned meanwhile settles every answer waiting for the probe. */
+async function probeSettled(read: WindowRead): Promise<SharedCap | null> {
+  const facts = await sharedFacts(read.deps);
+  const known = { floor: facts.capFloor, measured: facts.measuredCap };
+  return learnShared(read.frontier, known).tasks.some((t) => t.kind === 'probe') ? null : known;
+}
+
+/**
+ * Before a probe is paid for: what others learned may settle it, and while another worker holds
+ * the probe (windows whose cap lapsed together all ask at once) this one waits for its answer, at
+ * most the length of its claim. Null: this read makes the probe.
+ */
+async function awaitProbe(read: WindowRead): Promise<SharedCap | null> {
+  const deadline = Date.now() + PROBE_LEASE_MS;
+  for (;;) {
+    const known = await probeSettled(read);
+    if (known !== null) return known;
+    if (await claimProbe(read.deps.db, gatewayKey(read.deps), PROBE_LEASE_MS)) return null;
+    if (Date.now() >= deadline || read.ctx.stopping?.()) return null;
+    await sleep(PROBE_POLL_MS);
+  }
+}
+
 /** One query on a call slot; whatever happens comes back as a value, so that other lanes go on. */
-async function send({ job, ctx, deps, backfillId }: WindowRead, key: string, query: Query): Promise<Landed> {
-  const call = jobCall(job, ctx, query.purpose, backfillId);
+async function send(read: WindowRead, key: string, query: Query): Promise<Landed> {
+  const { job, ctx, deps, backfillId } = read;
+  const call = jobCall(job, ctx, PURPOSE[query.purpose], backfillId);
   try {
-    const made = await earthquakeCall(deps, call, earthquakeRequest(job.filters, query), ctx);
+    const probe = query.purpose === 'probe';
+    const known = probe ? await awaitProbe(read) : null;
+    if (known !== null) return { key, query, known };
+    const request = earthquakeRequest(query.unfiltered ? NO_FILTERS : job.filters, query);
+    const made = await earthquakeCall(deps, call, request, ctx);
+    // An answered probe frees the claim as it is recorded; a failed one frees it here.
+    if (probe && !made.attempt.ok) await releaseProbe(deps.db, gatewayKey(deps)).catch(() => undefined);
     return { key, query, call, made };
   } catch (error) {
+    if (query.purpose === 'probe') await releaseProbe(deps.db, gatewayKey(deps)).catch(() => undefined);
     return { key, query, error };
   }
 }

@@ -6,7 +6,7 @@ import type { CallContext } from '../db/audit.js';
 import type { OrderStats } from '../db/gateway-knowledge.js';
 import { toRfc3339 } from '../domain/time.js';
 import type { EarthquakeResult } from '../gateway/schemas.js';
-import type { Frontier, Query } from '../planning/truncation/index.js';
+import type { Frontier, Query, SharedCap } from '../planning/truncation/index.js';
 import type { EarthquakeWindowJob } from '../planning/work.js';
 import type { Call } from './call.js';
 import type { DeletionOutcome } from './deletions.js';
@@ -35,10 +35,14 @@ export interface WindowRead {
   capShared: boolean;
 }
 
-/** A query's call as it came back: made (answered or failed), or not made at all (stopping, database away). */
+/**
+ * A query's call as it came back: made (answered or failed), not made at all (stopping, database
+ * away), or a probe not needed after all (`known`: what other reads learned meanwhile settles it).
+ */
 export type Landed =
   | { key: string; query: Query; call: CallContext; made: Call<EarthquakeResult> }
-  | { key: string; query: Query; error: unknown };
+  | { key: string; query: Query; error: unknown }
+  | { key: string; query: Query; known: SharedCap };
 
 export function logFields(job: EarthquakeWindowJob, q: Query, ctx: JobContext) {
   return {

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
 import { NO_FILTERS } from '../../src/domain/filters.js';
@@ -133,7 +134,13 @@ describe.each(KNOBS)('a backfill against a gateway with $name', (knob) => {
       refresh: false,
     });
     const progress = await pipeline.run([summary]);
-    expect(progress).toEqual({ total: 2, done: knob.unresolved ? 1 : 2, partial: knob.unresolved ? 1 : 0, failed: 0 });
+    const errors = await db.db.execute(sql`select partition_key, state, last_error from ingest_partitions`);
+    expect(progress, JSON.stringify(errors.rows)).toEqual({
+      total: 2,
+      done: knob.unresolved ? 1 : 2,
+      partial: knob.unresolved ? 1 : 0,
+      failed: 0,
+    });
 
     const swarm = (knob.options.swarms ?? []).flatMap((s) => swarmEvents(s, 17));
     const swarmSecond = (e: EarthquakeEvent) => Math.floor(Date.parse(e.time) / 1000) * 1000 === SWARM_AT.getTime();

@@ -105,8 +105,8 @@ async function runWhole(options: Partial<EmulatorOptions>): Promise<{ requests: 
 /** A persisted task as the cases name it: a walk by the end it is anchored at and whether an order guess placed it. */
 function taskLabel(task: Frontier['tasks'][number] | undefined): string {
   if (task === undefined) return 'none';
-  if (task.kind === 'scan') return 'scan';
-  return `walk ${task.dir}${task.guessed ? ' guessed' : ''}`;
+  if (task.kind === 'scan' || task.kind === 'probe') return task.kind;
+  return `walk from ${task.from}${task.guessed ? ' guessed' : ''}`;
 }
 
 /** Kills the job after every single call and resumes it with a fresh processor each time. */
@@ -142,16 +142,16 @@ async function runCallByCall(
  * processor each time: the killed run bills exactly the calls of the uninterrupted one, so nothing
  * already paid for is asked again, whatever task the persisted frontier held when it stopped.
  * `kinds`: tasks some stop must have found first in the frontier, so that each state the gateway
- * leads the read through is resumed at least once: a walk down from the newest events, a walk that
+ * leads the read through is resumed at least once: a walk from the newest events, a walk that
  * turned up after an oldest-first answer, a chunk placed under an order guess (whose outcome is
  * tallied when its answer comes), plain chunks sized from rates, and circle cuts of a crowded second.
  */
-const GUESSED_DOWN = ['walk down guessed', 'walk down'];
+const GUESSED_DOWN = ['walk from newest guessed', 'walk from newest'];
 const GATEWAYS: Array<{ name: string; options: Partial<EmulatorOptions>; kinds: string[] }> = [
   { name: 'newest-first', options: { order: 'newest' }, kinds: GUESSED_DOWN },
-  { name: 'oldest-first', options: { order: 'oldest' }, kinds: ['walk up guessed', 'walk up'] },
-  { name: 'random', options: { order: 'random' }, kinds: ['walk down'] },
-  { name: 'largest magnitude first', options: { order: 'magnitude' }, kinds: ['walk down'] },
+  { name: 'oldest-first', options: { order: 'oldest' }, kinds: ['walk from oldest guessed', 'walk from oldest'] },
+  { name: 'random', options: { order: 'random' }, kinds: ['walk from newest'] },
+  { name: 'largest magnitude first', options: { order: 'magnitude' }, kinds: ['walk from newest'] },
   { name: 'newest, random on 30% of calls', options: { order: 'mixed', mixedRandomRatio: 0.3 }, kinds: GUESSED_DOWN },
   {
     name: 'whole seconds, exclusive ends',
@@ -162,7 +162,7 @@ const GATEWAYS: Array<{ name: string; options: Partial<EmulatorOptions>; kinds: 
   {
     name: 'a crowded second',
     options: { order: 'newest', swarms: [{ at: new Date('2025-05-12T06:00:00Z'), count: 250, spread: 'world' }] },
-    kinds: ['walk down', 'scan'],
+    kinds: ['walk from newest', 'scan'],
   },
 ];
 

@@ -5,19 +5,28 @@
  * it may treat either end as exclusive, ignore fractional seconds, report times in whole seconds
  * and cap answers below max_results.
  */
-import { createRng, deriveRng, type Rng } from '@gateway-ingest/emulator';
+import { readFileSync } from 'node:fs';
+import { createRng, dataFolder, deriveRng, loadUsgsCsv, type Rng } from '@gateway-ingest/emulator';
 import { selectByOrder, type KeepOrder, type SelectionAccessors } from '@gateway-ingest/emulator';
 import {
   advance,
+  hintBackedBy,
   initialFrontier,
   nextQueries,
   preferOf,
+  resumeRead,
   splitForLanes,
   taskKey,
+  windowKnowledge,
   windowRegion,
-  type Direction,
+  type Frontier,
+  type Order,
+  type Rate,
+  type ReadKind,
   type Region,
   type SeenEvent,
+  type Step,
+  type WindowKnowledge,
 } from '../../src/planning/truncation/index.js';
 import type { Interval } from '../../src/domain/interval.js';
 
@@ -84,6 +93,15 @@ export function keepFirstByRank<T>(matched: readonly T[], max: number, rankOf: (
     .map((r) => r.item);
 }
 
+/** What one query asks: a region, and the stream's filters or a circle that replaces its own. */
+export interface SimQuery {
+  region: Region;
+  circle?: { latitude: number; longitude: number; radiusKm: number } | null;
+  minMagnitude?: number | null;
+}
+
+export type SimulatedGateway = ReturnType<typeof simulatedGateway>;
+
 export function simulatedGateway(catalog: readonly CatalogEvent[], a: Adversary, seed: number) {
   const rng = createRng(seed);
   const sorted = [...catalog].sort((x, y) => x.timeMs - y.timeMs);
@@ -112,27 +130,38 @@ export function simulatedGateway(catalog: readonly CatalogEvent[], a: Adversary,
     return selectByOrder(matched, cap, mode, rng, CATALOG_ACCESSORS).items;
   };
   const flag = (v: boolean | 'sometimes' | undefined) => (v === 'sometimes' ? rng() < 0.5 : Boolean(v));
+  /** Index of the first event at or after `t` in time order. */
+  const firstAt = (t: number): number => {
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid]!.timeMs < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
   let calls = 0;
   return {
     get calls() {
       return calls;
     },
-    query(
-      region: Region,
-      circle: { latitude: number; longitude: number; radiusKm: number } | null,
-      maxResults = 200,
-    ): SeenEvent[] {
+    query(q: SimQuery, maxResults = 200): SeenEvent[] {
       calls++;
+      const { region, circle = null, minMagnitude = null } = q;
       const lo = a.ignoreFraction ? Math.floor(region.lo / 1000) * 1000 : region.lo;
       const hi = a.ignoreFraction ? Math.floor(region.hi / 1000) * 1000 : region.hi;
       const startEx = flag(a.startExclusive);
       const endEx = flag(a.endExclusive);
-      const matched = sorted.filter(
-        (e) =>
-          (startEx ? e.timeMs > lo : e.timeMs >= lo) &&
-          (endEx ? e.timeMs < hi : e.timeMs <= hi) &&
-          (circle === null || haversineKm(circle, e) <= circle.radiusKm),
-      );
+      const matched: CatalogEvent[] = [];
+      for (let i = firstAt(lo); i < sorted.length && sorted[i]!.timeMs <= hi; i++) {
+        const e = sorted[i]!;
+        if (startEx && e.timeMs === lo) continue;
+        if (endEx && e.timeMs === hi) continue;
+        if (minMagnitude !== null && e.magnitude < minMagnitude) continue;
+        if (circle !== null && haversineKm(circle, e) > circle.radiusKm) continue;
+        matched.push(e);
+      }
       const kept = keep(matched, Math.min(maxResults, a.cap ?? maxResults));
       return kept.map((e) => ({
         id: e.id,
@@ -142,32 +171,101 @@ export function simulatedGateway(catalog: readonly CatalogEvent[], a: Adversary,
   };
 }
 
-/** What the worker shares across windows: the cap floor and how often each order held. */
+/** What the worker shares across windows: the cap facts and how often each order held. */
 export interface SharedKnowledge {
   capFloor: number;
-  stats: Record<Direction, { confirmed: number; refuted: number }>;
+  measured: number | null;
+  /** The cap last measured, kept when what was learned lapses. */
+  measuredBefore: number | null;
+  capRegion: Region | null;
+  stats: Record<Order, { confirmed: number; refuted: number }>;
 }
 
 export function freshKnowledge(): SharedKnowledge {
-  return { capFloor: 1, stats: { newest: { confirmed: 0, refuted: 0 }, oldest: { confirmed: 0, refuted: 0 } } };
+  return {
+    capFloor: 1,
+    measured: null,
+    measuredBefore: null,
+    capRegion: null,
+    stats: { newest: { confirmed: 0, refuted: 0 }, oldest: { confirmed: 0, refuted: 0 } },
+  };
+}
+
+/** A shared knowledge whose cap is known to be `cap` (a probe measured it). */
+export function knownCap(cap: number): SharedKnowledge {
+  return { ...freshKnowledge(), capFloor: cap, measured: cap };
 }
 
 export interface WindowRun {
   calls: number;
+  probes: number;
   /** Calls in the longest sequence of calls that waited on each other (all of them, run one at a time). */
   wall: number;
   stored: Set<string>;
   unresolved: Region[];
   failure: string | null;
+  frontier: Frontier;
 }
 
-export function runWindow(
-  gateway: ReturnType<typeof simulatedGateway>,
-  window: Interval,
-  k: SharedKnowledge,
-  options: { circleCuts?: boolean; maxCalls?: number } = {},
-): WindowRun {
+export interface RunOptions {
+  circleCuts?: boolean;
+  maxCalls?: number;
+  /** The stream's filters (the probe asks without them). */
+  minMagnitude?: number | null;
+  /** What the database knows of the window's stream; a first read of a fresh one by default. */
+  read?: ReadKind;
+  proofs?: ReadonlyArray<{ lo: number; hi: number }>;
+  /** Proofs of this stream and wider ones (default: `proofs`). */
+  storedProofs?: ReadonlyArray<{ lo: number; hi: number }>;
+  storedTimes?: readonly number[];
+  nearby?: Rate | null;
+  /** A saved frontier to resume instead of starting afresh. */
+  resume?: Frontier;
+  /** Killed once this many calls were sent (answers in flight lost): the frontier as saved is returned. */
+  stopAfter?: number;
+  /** The clock and GATEWAY_KNOWLEDGE_TTL_MS, for a resumed read's cap (default: never lapsed). */
+  nowMs?: number;
+  ttlMs?: number;
+  /** With no order hint, guess newest-first anyway. */
+  explore?: boolean;
+}
+
+export function runWindow(gateway: SimulatedGateway, window: Interval, k: SharedKnowledge, options: RunOptions = {}) {
   return runWindowConcurrently(gateway, window, k, { ...options, lanes: 1, seed: 1 });
+}
+
+/** The knowledge a worker would build for the window from `k` and what the database holds. */
+export function knowledgeFor(window: Interval, k: SharedKnowledge, options: RunOptions): WindowKnowledge {
+  return windowKnowledge({
+    window,
+    nowMs: options.nowMs ?? 0,
+    read: options.read ?? { kind: 'first' },
+    facts: {
+      capFloor: k.capFloor,
+      measured: k.measured,
+      measuredBefore: k.measuredBefore,
+      capRegion: k.capRegion,
+      prefer: preferOf(k.stats),
+      hintBacked: hintBackedBy(k.stats),
+    },
+    explore: options.explore ?? false,
+    circleCuts: options.circleCuts ?? true,
+    proofs: options.proofs ?? [],
+    storedProofs: options.storedProofs ?? options.proofs ?? [],
+    storedTimes: options.storedTimes ?? [],
+    nearby: options.nearby ?? null,
+  });
+}
+
+/** What a landed answer teaches the shared knowledge, as the worker records it. */
+function share(k: SharedKnowledge, step: Step, region: Region): void {
+  if (step.learned.answerSize > k.capFloor || (step.learned.answerSize === k.capFloor && k.capRegion === null)) {
+    k.capFloor = step.learned.answerSize;
+    k.capRegion = region;
+  }
+  if (step.learned.measured !== null) k.measured = k.measuredBefore = step.learned.measured;
+  for (const d of step.learned.confirmed) k.stats[d].confirmed++;
+  for (const d of step.learned.refuted) k.stats[d].refuted++;
 }
 
 /**
@@ -176,31 +274,45 @@ export function runWindow(
  * the order of simulated call durations). One lane is the plain sequential run.
  */
 export function runWindowConcurrently(
-  gateway: ReturnType<typeof simulatedGateway>,
+  gateway: SimulatedGateway,
   window: Interval,
   k: SharedKnowledge,
-  options: { lanes: number; seed: number; circleCuts?: boolean; maxCalls?: number; timed?: boolean },
+  options: RunOptions & { lanes: number; seed: number; timed?: boolean },
 ): WindowRun {
   const rng = createRng(options.seed);
-  let frontier = initialFrontier(window, {
-    capFloor: k.capFloor,
-    prefer: preferOf(k.stats),
-    circleCuts: options.circleCuts ?? true,
-  });
+  const knowledge = knowledgeFor(window, k, options);
+  let frontier = options.resume
+    ? resumeRead(options.resume, knowledge, options.nowMs ?? 0, options.ttlMs ?? Infinity)
+    : initialFrontier(window, knowledge, 1);
   const stored = new Set<string>();
   // `timed`: every call takes one time unit, give or take a fifth, and lanes are cut whenever there is room.
-  const inFlight: Array<{ key: string; events: SeenEvent[]; doneAt: number }> = [];
+  const inFlight: Array<{ key: string; events: SeenEvent[]; region: Region; doneAt: number }> = [];
   let calls = 0;
+  let probes = 0;
   let now = 0;
+  const result = (failure: string | null): WindowRun => ({
+    calls,
+    probes,
+    wall: options.lanes > 1 ? now : calls,
+    stored,
+    unresolved: frontier.unresolved,
+    failure,
+    frontier,
+  });
   for (;;) {
     const busy = new Set(inFlight.map((q) => q.key));
     const room = options.lanes - inFlight.length;
+    // Killed: the answers in flight are lost, their calls paid for.
+    if (options.stopAfter !== undefined && calls >= options.stopAfter) return result(null);
     if (options.lanes > 1 && room > 0 && (options.timed || rng() < 0.7))
       frontier = splitForLanes(frontier, options.timed ? room : Math.ceil(rng() * room), (t) => busy.has(taskKey(t)));
     for (const { key, query } of nextQueries(frontier, busy, room)) {
       if (++calls > (options.maxCalls ?? 20_000)) throw new Error('no progress');
+      if (query.purpose === 'probe') probes++;
+      const filters = query.unfiltered ? {} : { minMagnitude: options.minMagnitude ?? null };
       // The gateway answers when asked; the answer is applied later, after others.
-      inFlight.push({ key, events: gateway.query(query.region, query.circle), doneAt: now + 0.8 + 0.4 * rng() });
+      const events = gateway.query({ region: query.region, circle: query.circle, ...filters });
+      inFlight.push({ key, events, region: query.region, doneAt: now + 0.8 + 0.4 * rng() });
     }
     if (inFlight.length === 0) break;
     const next = options.timed
@@ -208,30 +320,75 @@ export function runWindowConcurrently(
       : Math.floor(rng() * inFlight.length);
     const [done] = inFlight.splice(next, 1);
     now = Math.max(now, done!.doneAt);
-    done!.events.forEach((e) => stored.add(e.id));
+    // A probe's events are outside the stream: audited, not stored.
+    if (done!.key !== 'probe') done!.events.forEach((e) => stored.add(e.id));
     const step = advance(frontier, { events: done!.events }, done!.key);
     frontier = step.frontier;
-    k.capFloor = Math.max(k.capFloor, step.learned.answerSize);
-    for (const d of step.learned.confirmed) k.stats[d].confirmed++;
-    for (const d of step.learned.refuted) k.stats[d].refuted++;
-    if (step.failure)
-      return {
-        calls,
-        wall: options.lanes > 1 ? now : calls,
-        stored,
-        unresolved: frontier.unresolved,
-        failure: step.failure,
-      };
+    share(k, step, done!.region);
+    if (step.failure) return result(step.failure);
   }
-  return { calls, wall: options.lanes > 1 ? now : calls, stored, unresolved: frontier.unresolved, failure: null };
+  return result(null);
 }
 
 /** Events of the catalog that should have been stored for a window but were not. */
-export function lostIn(catalog: readonly CatalogEvent[], window: Interval, run: WindowRun): CatalogEvent[] {
+export function lostIn(
+  catalog: readonly CatalogEvent[],
+  window: Interval,
+  run: Pick<WindowRun, 'stored' | 'unresolved'>,
+  minMagnitude: number | null = null,
+): CatalogEvent[] {
   const inUnresolved = (t: number) => run.unresolved.some((r) => t > r.lo && t < r.hi);
   return catalog.filter(
-    (e) => e.timeMs >= window.startMs && e.timeMs <= window.endMs && !run.stored.has(e.id) && !inUnresolved(e.timeMs),
+    (e) =>
+      e.timeMs >= window.startMs &&
+      e.timeMs <= window.endMs &&
+      (minMagnitude === null || e.magnitude >= minMagnitude) &&
+      !run.stored.has(e.id) &&
+      !inUnresolved(e.timeMs),
   );
 }
 
 export { preferOf, windowRegion };
+
+/** A USGS CSV file of the emulator's bundled data (or any path) as the simulated gateway's catalog. */
+export function usgsCatalog(file: string): CatalogEvent[] {
+  const path = file.includes('/') ? file : `${dataFolder}usgs/${file}`;
+  return loadUsgsCsv(readFileSync(path, 'utf8')).map((e) => ({
+    id: e.id,
+    timeMs: Date.parse(e.time),
+    magnitude: e.magnitude ?? -2,
+    depthKm: e.depth_km ?? 0,
+    latitude: e.latitude,
+    longitude: e.longitude,
+  }));
+}
+
+/** The two bundled real months. */
+export const REAL_MONTH_FILES = ['all_month_2025-05-06_2025-06-05.csv', 'all_month_2025-08-19_2025-09-18.csv'] as const;
+
+/**
+ * A frontier as version 0.3.0 saved it (shape version 2), one walk left: what an upgrade finds in
+ * `ingest_partitions.frontier`. `over` replaces any field.
+ */
+export function frontierV2(window: Interval, over: Record<string, unknown> = {}): Record<string, unknown> {
+  const region = windowRegion(window);
+  return {
+    version: 2,
+    window,
+    capFloor: 1,
+    prefer: 'newest',
+    circleCuts: true,
+    refuted: { newest: 0, oldest: 0 },
+    confirmed: { newest: 0, oldest: 0 },
+    tasks: [{ kind: 'walk', dir: 'down', region, reach: null, guessed: false, rate: null, sample: null, misses: 0 }],
+    unresolved: [],
+    placed: [],
+    startedAtMs: 0,
+    scope: [region],
+    calls: 0,
+    circleCalls: 0,
+    eventsSeen: 0,
+    provenMs: 0,
+    ...over,
+  };
+}

@@ -43,5 +43,12 @@ export function redisUrl(): string {
  * hand-made catalog holds a couple of events are about something else than proving completeness.
  */
 export async function trustGatewayCap(db: TestDatabase, gatewayUrl: string): Promise<void> {
-  await recordAnswerSize(db.db, `${gatewayUrl.replace(/\/+$/, '')}|earthquake`, 200, new Date(), 24 * 3_600_000);
+  const region = { lo: Date.UTC(2025, 0, 1), hi: Date.UTC(2025, 1, 1) };
+  await recordAnswerSize(
+    db.db,
+    `${gatewayUrl.replace(/\/+$/, '')}|earthquake`,
+    { size: 200, region },
+    new Date(),
+    24 * 3_600_000,
+  );
 }

@@ -3,22 +3,22 @@ import { describe, expect, it } from 'vitest';
 import { haversineKm } from '../../src/domain/geo.js';
 import { createRng } from '@gateway-ingest/emulator';
 import { circleCuts, sphereCover } from '../../src/planning/truncation/circles.js';
-import { readFileSync } from 'node:fs';
-import { loadUsgsCsv } from '@gateway-ingest/emulator';
 import {
   advance,
-  frontierSchema,
+  savedFrontierSchema,
   initialFrontier,
   nextQuery,
   windowRegion,
 } from '../../src/planning/truncation/index.js';
-import { dataFolder } from '@gateway-ingest/emulator';
 import {
   freshKnowledge,
+  knowledgeFor,
+  knownCap,
   lostIn,
   runWindow,
   runWindowConcurrently,
   simulatedGateway,
+  usgsCatalog,
   type Adversary,
   type CatalogEvent,
   type Mode,
@@ -49,7 +49,7 @@ function backfill(
 ) {
   const gateway = simulatedGateway(catalog, a, seed);
   const k = freshKnowledge();
-  if (capKnown) k.capFloor = Math.min(200, a.cap ?? 200);
+  if (capKnown) Object.assign(k, knownCap(Math.min(200, a.cap ?? 200)));
   let calls = 0;
   let ideal = 0;
   let wall = 0;
@@ -89,8 +89,7 @@ describe('losses seen against earlier planners do not happen', () => {
     const windows = months(5);
     const catalog = windows.flatMap((w, i) => uniform(3800 + i * 100, w.startMs, w.endMs, 100 + i));
     const gateway = simulatedGateway(catalog, { mode: 'random' }, 3);
-    const k = freshKnowledge();
-    k.capFloor = 200;
+    const k = knownCap(200);
     k.stats.newest.confirmed = 50; // everything says newest-first
     for (const w of windows) expect(lostIn(catalog, w, runWindow(gateway, w, k))).toEqual([]);
     const balancer = backfill(
@@ -170,16 +169,16 @@ describe('losses seen against earlier planners do not happen', () => {
 describe('an answer repeating an event', () => {
   it('is as full as its rows: 200 rows holding 199 events may be truncated, and the window goes on', () => {
     const window = { startMs: START, endMs: START + DAY };
-    const f = initialFrontier(window, { capFloor: 200, prefer: 'newest', circleCuts: false });
+    const f = initialFrontier(window, knowledgeFor(window, knownCap(200), { circleCuts: false }));
     const rows = Array.from({ length: 200 }, (_, i) => ({
       id: `e${i % 199}`,
       timeMs: START + DAY / 2 + (i % 199) * 1000,
     }));
     const step = advance(f, { events: rows });
-    expect(step.saturated).toBe(true);
+    expect(step.full).toBe(true);
     expect(step.finished).toBe(false);
     // A full answer proves nothing: none of its events count as proven.
-    expect(step.frontier.eventsSeen).toBe(0);
+    expect(step.frontier.eventsProven).toBe(0);
   });
 });
 
@@ -224,14 +223,7 @@ const REAL_MONTHS = [
   ['all_month_2025-08-19_2025-09-18.csv', '2025-08-19T12:00:00Z', '2025-09-18T13:00:00Z'],
 ] as const;
 const realMonths = REAL_MONTHS.map(([file, from, to]) => {
-  const catalog: CatalogEvent[] = loadUsgsCsv(readFileSync(`${dataFolder}usgs/${file}`, 'utf8')).map((e) => ({
-    id: e.id,
-    timeMs: Date.parse(e.time),
-    magnitude: e.magnitude ?? -2,
-    depthKm: e.depth_km ?? 0,
-    latitude: e.latitude,
-    longitude: e.longitude,
-  }));
+  const catalog = usgsCatalog(file);
   const windows: Array<{ startMs: number; endMs: number }> = [];
   for (let s = Date.parse(from); s < Date.parse(to); s += 31 * DAY - 2000)
     windows.push({ startMs: s, endMs: Math.min(s + 31 * DAY - 2000, Date.parse(to)) });
@@ -415,8 +407,7 @@ describe('property: whatever the gateway does within the spec, nothing is lost',
         fc.integer({ min: 2, max: 8 }),
         ({ window, events }, a, seed, lanes) => {
           const gateway = simulatedGateway(events, a, seed);
-          const k = freshKnowledge();
-          k.capFloor = a.cap;
+          const k = knownCap(a.cap);
           const run = runWindowConcurrently(gateway, window, k, { lanes, seed });
           expect(run.failure).toBeNull();
           expect(lostIn(events, window, run)).toEqual([]);
@@ -430,8 +421,7 @@ describe('property: whatever the gateway does within the spec, nothing is lost',
     fc.assert(
       fc.property(catalogs, adversaries, fc.integer({ min: 1, max: 1e6 }), ({ window, events }, a, seed) => {
         const gateway = simulatedGateway(events, a, seed);
-        const k = freshKnowledge();
-        k.capFloor = a.cap;
+        const k = knownCap(a.cap);
         const run = runWindow(gateway, window, k);
         expect(run.failure).toBeNull();
         expect(lostIn(events, window, run)).toEqual([]);
@@ -482,10 +472,12 @@ describe('geometry', () => {
       },
       4,
     );
-    let f = initialFrontier(w, { capFloor: 200, prefer: 'newest', circleCuts: true });
+    let f = initialFrontier(w, knowledgeFor(w, knownCap(200), {}));
     for (let q = nextQuery(f); q; q = nextQuery(f)) {
-      f = frontierSchema.parse(
-        JSON.parse(JSON.stringify(advance(f, { events: gateway.query(q.region, q.circle) }).frontier)),
+      f = savedFrontierSchema.parse(
+        JSON.parse(
+          JSON.stringify(advance(f, { events: gateway.query({ region: q.region, circle: q.circle }) }).frontier),
+        ),
       );
     }
     expect(f.tasks).toEqual([]);
@@ -496,10 +488,10 @@ describe('a window queued by a version that planned whole 31 days', () => {
   it('is read in pieces the gateway accepts, losing nothing', () => {
     const w = { startMs: Date.UTC(2025, 6, 1), endMs: Date.UTC(2025, 7, 1) };
     const catalog = uniform(3000, w.startMs, w.endMs, 77);
-    const run = runWindow(simulatedGateway(catalog, { mode: 'newest' }, 77), w, { ...freshKnowledge(), capFloor: 200 });
+    const run = runWindow(simulatedGateway(catalog, { mode: 'newest' }, 77), w, knownCap(200));
     expect(run.failure).toBeNull();
     expect(lostIn(catalog, w, run)).toEqual([]);
-    const f = initialFrontier(w, { capFloor: 200, prefer: 'newest', circleCuts: true });
+    const f = initialFrontier(w, knowledgeFor(w, knownCap(200), {}));
     expect(f.tasks.length).toBe(2);
     for (const t of f.tasks) expect(t.region.hi - t.region.lo).toBeLessThanOrEqual(31 * DAY);
   });

@@ -378,3 +378,52 @@ describe(`upgrade from the previous release (${PREVIOUS_RELEASE}): old and curre
     await expectRangeCovered(u, after);
   });
 });
+
+describe(`upgrade from the previous release (${PREVIOUS_RELEASE}): a user's steps across it`, () => {
+  let u: Upgrade;
+  beforeAll(async () => {
+    u = await openUpgrade('steps-across');
+  });
+  afterAll(async () => {
+    await closeUpgrade(u);
+  });
+
+  /** What was learned of the cap has lapsed by each step: nothing carries from one window to the next. */
+  const LAPSED = { GATEWAY_KNOWLEDGE_TTL_MS: '0' };
+
+  it('the old version reads a month and queues the weeks before it; the current one finishes them and goes on', async () => {
+    expectSuccess(await runToEnd(u, 'old', ['migrate']));
+    const month = ['backfill', 'earthquakes', '--from', '2025-08-19T00:00:00Z', '--to', TO, '--wait', '--inline'];
+    expectSuccess(await runToEnd(u, 'old', month, { timeoutMs: BACKFILL_RUN_MS }));
+    const weeks = ['backfill', 'earthquakes', '--from', FROM, '--to', '2025-08-19T00:00:00Z'];
+    expectSuccess(await runToEnd(u, 'old', weeks));
+    const left = await partitions(u);
+    process.stdout.write(`left by the old version:\n${describeStates(left)}\n`);
+    expect(left.some((p) => p.state === 'pending')).toBe(true);
+
+    expectSuccess(await runToEnd(u, 'new', ['migrate']));
+    const all = ['backfill', 'earthquakes', ...RANGE, '--wait', '--inline', '--yes'];
+    const backfill = await runToEnd(u, 'new', all, { env: LAPSED, timeoutMs: BACKFILL_RUN_MS });
+    expectSuccess(backfill);
+    const parts = await partitions(u);
+    expect(
+      parts.filter((p) => p.state !== 'done'),
+      describeStates(parts),
+    ).toEqual([]);
+    // The weeks the old version queued hold no event: a call each (and a probe at most for the step).
+    const queued = parts.filter((p) => p.partitionKey < '2025-08-19');
+    for (const p of queued) expect(p.calls, describeStates(parts)).toBeLessThanOrEqual(2);
+    const status = await currentStatus(u, 'status-after-upgrade');
+    expect(status.exit.code, transcript(status.run, status.exit)).toBe(0);
+
+    // Steps after the upgrade: a refresh of all of it whose windows start elsewhere, then the same backfill again.
+    const refresh = await runToEnd(u, 'new', [...all, '--refresh'], { env: LAPSED, timeoutMs: BACKFILL_RUN_MS });
+    expectSuccess(refresh);
+    const again = await runToEnd(u, 'new', all, { env: LAPSED });
+    expectSuccess(again);
+    expect(again.run.stdout()).toMatch(/0 jobs enqueued|nothing to fetch|already covered/);
+    await expectNothingLostDoubledOrUnbilled(u);
+    const after = await currentStatus(u, 'status-after-steps');
+    expect(after.exit.code, transcript(after.run, after.exit)).toBe(0);
+  });
+});

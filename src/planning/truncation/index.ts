@@ -3,52 +3,65 @@
  * the window is covered by an answer that proves it complete (see docs/design.md, "Nothing lost").
  *
  * The rule: a part of the window is complete only when an answer whose query covers it holds
- * fewer events than the gateway's cap (`capFloor`: the largest answer seen). A full answer proves
- * nothing, whatever order the gateway keeps; its events are stored and size the next query. The
- * window is covered by walks (chunks sized to come back below the cap), and a stretch too short
- * to cut by time that still comes back full is cut by place (circles) or left unresolved.
+ * fewer events than the gateway's cap (the cap floor, cap.ts). A full answer proves nothing,
+ * whatever order the gateway keeps; its events are stored and size the next query. The window is
+ * covered by walks (chunks sized to come back below the cap), and a stretch too short to cut by
+ * time that still comes back full is cut by place (circles) or left unresolved. A full answer that
+ * may only be full because the cap is not known is held until the cap probe settles it.
  */
 import type { Circle } from '../../domain/filters.js';
 import type { Interval } from '../../domain/interval.js';
 import { SECOND_MS } from '../../domain/time.js';
+import {
+  afterAnswer,
+  afterProbe,
+  capText,
+  inQuestion,
+  isFull,
+  nextProbeRegion,
+  sizingCap,
+  withShared,
+  type SharedCap,
+} from './cap.js';
 import { circleCuts, sphereCover } from './circles.js';
 import {
   mergeEvents,
-  queryableRegions,
+  regionText,
   type Answer,
-  type Direction,
+  type AnswersSeen,
   type Frontier,
+  type Order,
   type OrderPreference,
-  type Rate,
   type Region,
-  type Sample,
+  type ScanTask,
+  type SeenEvent,
   type Task,
   type TaskKind,
   type WalkTask,
 } from './frontier.js';
-import { startWalk, stepWalk, walkQuery } from './walk.js';
+import { resumeFrontier, type WindowKnowledge } from './knowledge.js';
+import { leftOver, startWalk, stepWalk, walkQuery, type Sizing } from './walk.js';
 
 export * from './frontier.js';
+export * from './cap.js';
+export * from './knowledge.js';
+export { savedFrontierSchema } from './saved-frontier.js';
 export { LANE_MIN_CALLS, expectedEvents, splitForLanes } from './lanes.js';
 export { FILL, STORED_FILL, walkQuery } from './walk.js';
 
-export interface WindowKnowledge {
-  /** Largest answer this gateway is known to have returned lately (1 when nothing is known). */
-  capFloor: number;
-  /** A hint from other windows: which order to guess first. Never evidence. */
-  prefer: OrderPreference;
-  circleCuts: boolean;
-  /** Events per ms near the window (stored neighbours), so the first query need not ask it whole. */
-  rate?: Rate | null;
-  /** Times of events stored by an earlier read of this window, each standing for `perPoint` events. */
-  stored?: { points: number[]; perPoint: number } | null;
-}
-
 type Tally = { confirmed: number; refuted: number };
+
+/** Whether other windows saw the order `preferOf` hints hold at least once (faded tallies). */
+export function hintBackedBy(stats: { newest: Tally; oldest: Tally }): boolean {
+  const prefer = preferOf(stats);
+  return prefer !== 'none' && stats[prefer].confirmed >= 1;
+}
 
 /** A gateway that refuted a guess this often in a window is read without it there. */
 export const MAX_REFUTATIONS = 2;
 const MIN_CAP_FOR_CIRCLES = 10;
+/** Answer sizes kept for the reason a read gives up. */
+const RECENT_ANSWERS = 6;
 
 /**
  * The hint from earlier windows: an order is guessed first while it held at least as often as it
@@ -60,46 +73,15 @@ export function preferOf(stats: { newest: Tally; oldest: Tally }): OrderPreferen
   const oldest = score(stats.oldest);
   if (newest >= 0.5 && newest >= oldest) return 'newest';
   if (oldest >= 0.5) return 'oldest';
-  return 'walk';
-}
-
-/** `regions`: a re-run of a partial window asks only what was left unresolved. */
-export function initialFrontier(
-  window: Interval,
-  k: WindowKnowledge,
-  regions: Region[] = queryableRegions(window),
-  startedAtMs = 0,
-): Frontier {
-  const capFloor = Math.max(1, k.capFloor);
-  const dir = k.prefer === 'oldest' ? 'up' : 'down';
-  const stored = (r: Region): Sample | null => {
-    const points = (k.stored?.points ?? []).filter((t) => t > r.lo && t < r.hi);
-    return points.length > 0 ? { trust: 'stored', points, ids: [], perPoint: k.stored!.perPoint } : null;
-  };
-  return {
-    version: 2,
-    startedAtMs,
-    scope: regions,
-    window,
-    capFloor,
-    prefer: k.prefer,
-    circleCuts: k.circleCuts,
-    refuted: { newest: 0, oldest: 0 },
-    confirmed: { newest: 0, oldest: 0 },
-    tasks: regions.map((region) => startWalk(region, dir, capFloor, k.rate ?? null, stored(region))),
-    unresolved: [],
-    placed: [],
-    calls: 0,
-    circleCalls: 0,
-    eventsSeen: 0,
-    provenMs: 0,
-  };
+  return 'none';
 }
 
 export interface Query {
   region: Region;
   /** Replaces the stream's (absent) circle: a crowded second cut by place. */
   circle: Circle | null;
+  /** The cap probe asks without the stream's filters. */
+  unfiltered: boolean;
   purpose: TaskKind;
 }
 
@@ -109,32 +91,38 @@ export interface Query {
  * one only counts as a call (its events are stored all the same).
  */
 export function taskKey(t: Task): string {
+  if (t.kind === 'probe') return 'probe';
   if (t.kind === 'scan')
     return `scan:${t.region.lo}:${t.region.hi}:${t.circle.latitude},${t.circle.longitude},${t.circle.radiusKm}`;
-  return `walk:${t.dir}:${t.region.lo}:${t.region.hi}:${t.reach ?? ''}`;
+  return `walk:${t.from}:${t.region.lo}:${t.region.hi}:${t.reach ?? ''}`;
 }
 
 function queryOf(task: Task): Query {
-  if (task.kind === 'walk') return { region: walkQuery(task), circle: null, purpose: 'walk' };
+  if (task.kind === 'walk') return { region: walkQuery(task), circle: null, unfiltered: false, purpose: 'walk' };
+  if (task.kind === 'probe') return { region: task.region, circle: null, unfiltered: true, purpose: 'probe' };
   const { latitude, longitude, radiusKm } = task.circle;
-  return { region: task.region, circle: { latitude, longitude, radiusKm }, purpose: 'scan' };
+  return { region: task.region, circle: { latitude, longitude, radiusKm }, unfiltered: false, purpose: 'scan' };
 }
 
+/** A task whose answer is held waits for the probe: it is not asked again. */
+const askable = (t: Task): boolean => t.kind === 'probe' || t.held === null;
+
 export function nextQuery(f: Frontier): Query | null {
-  const task = f.tasks[0];
+  const task = f.tasks.find(askable);
   return task ? queryOf(task) : null;
 }
 
 /**
  * Up to `max` queries that may be asked at once, in task order, skipping tasks already in flight
- * (`busy` keys). Each answer is applied with `advance(frontier, answer, key)` in any order.
+ * (`busy` keys) and tasks waiting on the probe. Each answer is applied with `advance(frontier,
+ * answer, key)` in any order.
  */
 export function nextQueries(f: Frontier, busy: ReadonlySet<string>, max: number): Array<{ key: string; query: Query }> {
   const out: Array<{ key: string; query: Query }> = [];
   for (const task of f.tasks) {
     if (out.length >= max) break;
     const key = taskKey(task);
-    if (!busy.has(key) && !out.some((q) => q.key === key)) out.push({ key, query: queryOf(task) });
+    if (askable(task) && !busy.has(key) && !out.some((q) => q.key === key)) out.push({ key, query: queryOf(task) });
   }
   return out;
 }
@@ -161,9 +149,12 @@ export function provenIntervals(f: Frontier): Array<{ lo: number; hi: number }> 
 
 export interface Step {
   frontier: Frontier;
-  /** The answer may be truncated (it is as large as the largest answer known). */
-  saturated: boolean;
-  learned: { answerSize: number; confirmed: Direction[]; refuted: Direction[] };
+  /** The answer may be truncated: as large as the cap floor when it landed (the audit's `truncated`). */
+  full: boolean;
+  /** The answer waits for the cap probe to say whether it proves its query. */
+  held: boolean;
+  /** `measured`: the cap this answer (a probe) measured, for the other readers. */
+  learned: { answerSize: number; measured: number | null; confirmed: Order[]; refuted: Order[] };
   /** What the answer changed in the plan, for the log. */
   notes: string[];
   /** No task is left: the window is done, or partial when `unresolved` is not empty. */
@@ -172,30 +163,36 @@ export interface Step {
   failure: string | null;
 }
 
-/** Calls a window may spend: a multiple of what its own answers show it needs, plus a constant. */
-export function callCeiling(eventsSeen: number, capFloor: number, window: Interval): number {
+/** Calls a window's run may spend: a multiple of what its own answers show it needs, plus a constant. */
+export function callCeiling(eventsProven: number, capFloor: number, window: Interval): number {
   // Searching a window for one crowded second takes about log2(seconds) calls however few events it holds.
   const search = Math.ceil(Math.log2(Math.max(2, (window.endMs - window.startMs) / SECOND_MS)));
-  return 6 * Math.ceil(eventsSeen / capFloor) + 3 * search + 20;
+  return 6 * Math.ceil(eventsProven / capFloor) + 3 * search + 20;
 }
 
 /**
  * The orders still worth guessing in this window, likeliest first: the hint first, the other too
  * (an answer can show it), each until this window refuted it more often than it held.
  */
-export function guessesOf(f: Frontier): Direction[] {
-  const hinted: Direction[] = f.prefer === 'oldest' ? ['oldest', 'newest'] : ['newest', 'oldest'];
+export function guessesOf(f: Pick<Frontier, 'prefer' | 'confirmed' | 'refuted'>): Order[] {
+  const hinted: Order[] = f.prefer === 'oldest' ? ['oldest', 'newest'] : ['newest', 'oldest'];
   // This window's own record outranks the hint from others.
-  const score = (d: Direction) => f.confirmed[d] - f.refuted[d];
+  const score = (d: Order) => f.confirmed[d] - f.refuted[d];
   const order = [...hinted].sort((a, b) => score(b) - score(a));
   const open = order.filter((d) => f.refuted[d] < MAX_REFUTATIONS || f.confirmed[d] >= f.refuted[d]);
   // A hint of no order: guesses start only from what this window's own answers confirm.
-  return f.prefer === 'walk' ? open.filter((d) => f.confirmed[d] > f.refuted[d]) : open;
+  return f.prefer === 'none' ? open.filter((d) => f.confirmed[d] > f.refuted[d]) : open;
+}
+
+export function sizingOf(f: Frontier): Sizing {
+  const guesses = guessesOf(f);
+  // The window's own record backs its first guess as much as other windows' can.
+  const backed = (f.hintBacked && guesses[0] === f.prefer) || (guesses[0] !== undefined && f.confirmed[guesses[0]] > 0);
+  return { cap: sizingCap(f.cap), guesses, backed, nearby: f.nearby };
 }
 
 interface Work {
   f: Frontier;
-  tasks: Task[];
   learned: Step['learned'];
   notes: string[];
 }
@@ -212,33 +209,35 @@ function unresolved(w: Work, region: Region): void {
  * It takes a second either side with it, so that a neighbouring lane's chunk ending inside it is
  * not cut again; walks are trimmed off it (`trimPlaced`).
  */
-function crowded(w: Work, region: Region): void {
-  if (w.f.placed.some((p) => p.lo <= region.lo && region.hi <= p.hi)) return;
+function crowded(w: Work, region: Region): Task[] {
+  if (w.f.placed.some((p) => p.lo <= region.lo && region.hi <= p.hi)) return [];
   const wider = { lo: region.lo - SECOND_MS, hi: region.hi + SECOND_MS };
   w.f = { ...w.f, placed: [...w.f.placed, wider] };
-  w.notes.push(`more than ${w.f.capFloor} events in ${regionText(region)}: cut by place`);
+  w.notes.push(`more than ${w.f.cap.floor} events in ${regionText(region)}: cut by place`);
   // Cutting by place pays only against a cap worth the name; below it the region stays unresolved.
-  if (w.f.circleCuts && w.f.capFloor >= MIN_CAP_FOR_CIRCLES)
-    w.tasks.push(...sphereCover().map((circle) => ({ kind: 'scan' as const, region: wider, circle })));
-  else unresolved(w, wider);
+  if (w.f.circleCuts && w.f.cap.floor >= MIN_CAP_FOR_CIRCLES)
+    return sphereCover().map((circle) => ({ kind: 'scan' as const, region: wider, circle, held: null }));
+  unresolved(w, wider);
+  return [];
 }
 
 /** A walk whose end lies inside a crowded region already cut by place starts past it (a second of overlap kept). */
 function trimPlaced(tasks: Task[], placed: readonly Region[], cap: number): Task[] {
   return tasks.flatMap((t): Task[] => {
-    if (t.kind !== 'walk') return [t];
+    if (t.kind !== 'walk' || t.held !== null) return [t];
     let r = t.region;
     for (const p of placed) {
       if (r.hi > p.lo + SECOND_MS && r.hi <= p.hi) r = { lo: r.lo, hi: p.lo + SECOND_MS };
       if (r.lo >= p.lo && r.lo < p.hi - SECOND_MS) r = { lo: p.hi - SECOND_MS, hi: r.hi };
     }
     if (r.lo === t.region.lo && r.hi === t.region.hi) return [t];
-    return r.hi - r.lo >= 2 * SECOND_MS ? [startWalk(r, t.dir, cap, t.rate, null)] : [];
+    return r.hi - r.lo >= 2 * SECOND_MS ? [startWalk(r, t.from, cap, t.rate, null, leftOver(t.stored, r))] : [];
   });
 }
 
 /** A task that would ask a malformed region is a bug here: fail loudly rather than prove an empty answer. */
 function checkTask(t: Task): void {
+  if (t.kind === 'probe') return;
   const q = t.kind === 'walk' ? walkQuery(t) : t.region;
   const ok =
     Number.isSafeInteger(q.lo) &&
@@ -250,80 +249,157 @@ function checkTask(t: Task): void {
     throw new Error(`truncation planner: malformed ${t.kind} query ${q.lo}..${q.hi} in ${t.region.lo}..${t.region.hi}`);
 }
 
-function regionText(r: Region): string {
-  return `${new Date(r.lo).toISOString()}..${new Date(r.hi).toISOString()}`;
-}
-
-function onScan(w: Work, task: Extract<Task, { kind: 'scan' }>, size: number, saturated: boolean): void {
-  if (!saturated) {
-    w.f = { ...w.f, eventsSeen: w.f.eventsSeen + size };
-    return;
+function onScan(w: Work, task: ScanTask, size: number, full: boolean): Task[] {
+  if (!full) {
+    w.f = { ...w.f, eventsProven: w.f.eventsProven + size };
+    return [];
   }
   const cuts = circleCuts(task.circle);
   if (cuts.length === 0) unresolved(w, task.region);
-  else w.tasks.push(...cuts.map((circle) => ({ kind: 'scan' as const, region: task.region, circle })));
+  return cuts.map((circle) => ({ kind: 'scan' as const, region: task.region, circle, held: null }));
 }
 
-function onWalk(w: Work, task: WalkTask, events: Answer['events'], saturated: boolean): void {
-  const step = stepWalk(task, events, saturated, w.f.capFloor, guessesOf(w.f));
+function onWalk(w: Work, task: WalkTask, events: readonly SeenEvent[], full: boolean): Task[] {
+  const step = stepWalk(task, events, full, sizingOf(w.f));
   const chunk = walkQuery(task);
   w.f = {
     ...w.f,
-    eventsSeen: w.f.eventsSeen + step.proven,
-    provenMs: w.f.provenMs + (saturated ? 0 : chunk.hi - chunk.lo),
+    eventsProven: w.f.eventsProven + step.proven,
+    provenMs: w.f.provenMs + (full ? 0 : chunk.hi - chunk.lo),
   };
   if (step.guess) {
-    const { dir, held } = step.guess;
-    if (held) w.learned.confirmed.push(dir);
-    else w.learned.refuted.push(dir);
+    const { order, held } = step.guess;
+    if (held) w.learned.confirmed.push(order);
+    else w.learned.refuted.push(order);
     const tally = held ? 'confirmed' : 'refuted';
-    w.f = { ...w.f, [tally]: { ...w.f[tally], [dir]: w.f[tally][dir] + 1 } };
+    w.f = { ...w.f, [tally]: { ...w.f[tally], [order]: w.f[tally][order] + 1 } };
     if (!held)
-      w.notes.push(`${dir}-first guess failed in ${regionText(walkQuery(task))}: the chunk is asked again smaller`);
+      w.notes.push(`${order}-first guess failed in ${regionText(walkQuery(task))}: the chunk is asked again smaller`);
   }
-  if (step.next) w.tasks.push(step.next);
-  if (step.crowded) crowded(w, step.crowded);
+  const next: Task[] = step.next ? [step.next] : [];
+  return step.crowded ? [...next, ...crowded(w, step.crowded)] : next;
+}
+
+function seen(a: AnswersSeen, size: number, full: boolean): AnswersSeen {
+  return {
+    full: a.full + (full ? 1 : 0),
+    proofs: a.proofs + (full ? 0 : 1),
+    largest: Math.max(a.largest, size),
+    recent: [...a.recent, size].slice(-RECENT_ANSWERS),
+  };
+}
+
+/** Applies an answer to its task (at index `at`), the cap floor already counting it; returns the tasks put in its place. */
+function apply(w: Work, at: number, task: WalkTask | ScanTask, events: readonly SeenEvent[]): number {
+  const unique = mergeEvents(events);
+  // The cap counts the rows the gateway sent: 200 rows holding a duplicate are as full as 200 events.
+  const full = isFull(events.length, w.f.cap.floor);
+  w.f = { ...w.f, answers: seen(w.f.answers, events.length, full) };
+  const replaced = task.kind === 'scan' ? onScan(w, task, unique.length, full) : onWalk(w, task, unique, full);
+  w.f = { ...w.f, tasks: [...w.f.tasks.slice(0, at), ...replaced, ...w.f.tasks.slice(at + 1)] };
+  return replaced.length;
+}
+
+const probeTask = (f: Frontier): Task => ({ kind: 'probe', region: nextProbeRegion(f.cap) });
+const waiting = (t: Task): boolean => t.kind !== 'probe' && t.held !== null;
+
+/**
+ * Held answers no longer in question (a probe answered, or facts shared meanwhile) are applied
+ * now; the probe is asked while any answer still waits for it, and dropped when none does.
+ */
+function settleHeld(w: Work): void {
+  for (let at = 0; at < w.f.tasks.length;) {
+    const t = w.f.tasks[at]!;
+    if (t.kind === 'probe' || t.held === null || inQuestion(w.f.cap, t.held.events.length)) at++;
+    else at += apply(w, at, { ...t, held: null }, t.held.events);
+  }
+  const probe = w.f.tasks.some((t) => t.kind === 'probe');
+  const wait = w.f.tasks.some(waiting);
+  if (wait && !probe) w.f = { ...w.f, tasks: [probeTask(w.f), ...w.f.tasks] };
+  if (!wait && probe) w.f = { ...w.f, tasks: w.f.tasks.filter((t) => t.kind !== 'probe') };
+}
+
+/** Holds the answer on its task until the probe answers. */
+function hold(w: Work, at: number, task: WalkTask | ScanTask, events: readonly SeenEvent[]): void {
+  const held: Task = { ...task, held: { events: events.map((e) => ({ id: e.id, timeMs: e.timeMs })) } };
+  w.f = { ...w.f, tasks: [...w.f.tasks.slice(0, at), held, ...w.f.tasks.slice(at + 1)] };
+  w.notes.push(`an answer of ${events.length} events waits for the cap probe (${capText(w.f.cap)})`);
+  settleHeld(w);
+}
+
+function failureOf(f: Frontier, notes: readonly string[]): string | null {
+  const ceiling = callCeiling(f.eventsProven, f.cap.floor, f.window);
+  const runCalls = f.calls - f.circleCalls - f.callsBeforeRun;
+  if (runCalls <= ceiling || f.tasks.length === 0) return null;
+  const a = f.answers;
+  return (
+    `${runCalls} calls in this run for ${f.eventsProven} events proven (ceiling ${ceiling}): ` +
+    `${a.full} answers full and ${a.proofs} below the cap, the last of ${a.recent.join(', ')} events ` +
+    `(largest ${a.largest}); ${capText(f.cap)}${notes.length > 0 ? `; ${notes.join('; ')}` : ''}`
+  );
 }
 
 /**
- * Advances the window with the answer to the task `key` (default: the first, `nextQuery`). An
- * answer to a task no longer there changes nothing but the call count: its events are stored by
- * the caller all the same, and the task that replaced it asks again.
+ * Advances the window with the answer to the task `key` (default: the first askable one). An
+ * answer to a task no longer there changes nothing but the call count and the cap floor: its
+ * events are stored by the caller all the same, and the task that replaced it asks again.
  */
 export function advance(frontier: Frontier, answer: Answer, key: string | null = null): Step {
-  const at = key === null ? 0 : frontier.tasks.findIndex((t) => taskKey(t) === key);
+  const at = key === null ? frontier.tasks.findIndex(askable) : frontier.tasks.findIndex((t) => taskKey(t) === key);
   const task = frontier.tasks[at];
   if (!task && key === null) throw new Error('advance() called on a finished frontier');
-  // The cap counts the rows the gateway sent: 200 rows holding a duplicate are as full as 200 events.
   const size = answer.events.length;
-  const saturated = size > 0 && size >= frontier.capFloor;
-  const learned: Step['learned'] = { answerSize: size, confirmed: [], refuted: [] };
-  if (!task) {
-    const f = { ...frontier, calls: frontier.calls + 1 };
-    return { frontier: f, saturated, learned, notes: [], finished: f.tasks.length === 0, failure: null };
-  }
+  const probe = task?.kind === 'probe' || key === 'probe';
+  const cap = probe ? afterProbe(frontier.cap, size) : afterAnswer(frontier.cap, size);
+  const questioned = !probe && task !== undefined && inQuestion(cap, size);
   const w: Work = {
     f: {
       ...frontier,
-      capFloor: Math.max(frontier.capFloor, size),
+      cap,
       calls: frontier.calls + 1,
-      circleCalls: frontier.circleCalls + (task.kind === 'scan' ? 1 : 0),
+      circleCalls: frontier.circleCalls + (task?.kind === 'scan' ? 1 : 0),
     },
-    tasks: [],
-    learned,
+    learned: { answerSize: size, measured: probe ? cap.measured : null, confirmed: [], refuted: [] },
     notes: [],
   };
-  const events = mergeEvents(answer.events);
-  if (task.kind === 'scan') onScan(w, task, events.length, saturated);
-  else onWalk(w, task, events, saturated);
-  const tasks = [...frontier.tasks.slice(0, at), ...w.tasks, ...frontier.tasks.slice(at + 1)];
-  const f = { ...w.f, tasks: trimPlaced(tasks, w.f.placed, w.f.capFloor) };
+  if (probe) {
+    w.f = { ...w.f, tasks: w.f.tasks.filter((t) => t.kind !== 'probe') };
+    settleHeld(w);
+    w.notes.push(`cap probe: ${size} events (${capText(w.f.cap)})`);
+  } else if (task) {
+    if (questioned) hold(w, at, task, answer.events);
+    else apply(w, at, task, answer.events);
+  }
+  const sizing = sizingCap(w.f.cap);
+  const f = { ...w.f, tasks: trimPlaced(w.f.tasks, w.f.placed, sizing) };
   f.tasks.forEach(checkTask);
-  const ceiling = callCeiling(f.eventsSeen, f.capFloor, f.window);
-  const failure =
-    f.calls - f.circleCalls > ceiling && f.tasks.length > 0
-      ? `${f.calls - f.circleCalls} calls for ${f.eventsSeen} events proven (ceiling ${ceiling}): ` +
-        `the gateway's answers keep coming back full (${w.notes.join('; ') || 'answers of ' + size + ' events'})`
-      : null;
-  return { frontier: f, saturated, learned: w.learned, notes: w.notes, finished: f.tasks.length === 0, failure };
+  return {
+    frontier: f,
+    full: isFull(size, cap.floor),
+    held: questioned,
+    learned: w.learned,
+    notes: w.notes,
+    finished: f.tasks.length === 0,
+    failure: failureOf(f, w.notes),
+  };
+}
+
+/**
+ * What other reads learned meanwhile (cap facts shared within the TTL) applied to a read in
+ * progress: a higher floor or a larger probe may settle held answers without a probe of its own.
+ */
+export function learnShared(frontier: Frontier, shared: SharedCap): Frontier {
+  const w: Work = {
+    f: { ...frontier, cap: withShared(frontier.cap, shared) },
+    learned: { answerSize: 0, measured: null, confirmed: [], refuted: [] },
+    notes: [],
+  };
+  settleHeld(w);
+  return { ...w.f, tasks: trimPlaced(w.f.tasks, w.f.placed, sizingCap(w.f.cap)) };
+}
+
+/** A saved read taken up by a new run (knowledge.ts `resumeFrontier`), its held answers settled by what is now known. */
+export function resumeRead(f: Frontier, k: WindowKnowledge, nowMs: number, ttlMs: number): Frontier {
+  const resumed = resumeFrontier(f, k, nowMs, ttlMs);
+  return learnShared(resumed, { floor: resumed.cap.floor, measured: resumed.cap.measured });
 }

@@ -4,17 +4,21 @@
  * answer is read as a sample of where events are, and the chunk is asked again smaller.
  *
  * Sizing is the only place an order guess enters. Under the guess that the gateway keeps the
- * events nearest the walk's anchor (newest-first for a walk down from the top), a full answer holds
- * every event from its last point to the anchor, so the chunk asked next is cut just inside it.
- * Otherwise chunks are sized from the rate of the chunks counted exactly and from the sample.
+ * events nearest the end the walk starts from (newest-first for a walk from the newest end), a full
+ * answer holds every event from its last point to that end, so the chunk asked next is cut just
+ * inside it. Otherwise chunks are sized from the rate of the chunks counted exactly, the sample,
+ * and (after a full answer only) the rate of proven stretches near the window.
  *
- * Everything here works in anchored coordinates, where the anchor is the top: a walk up negates
- * times, so one piece of code walks both ways.
+ * `cap` here is always the sizing cap (cap.ts), never the floor: sizing is not proving.
+ *
+ * Everything works in anchored coordinates, where the walk's end is the top: a walk from the
+ * oldest end negates times, so one piece of code walks both ways.
  */
 import { SECOND_MS } from '../../domain/time.js';
 import {
   PRECISION_MS,
   canSplit,
+  type Order,
   type Rate,
   type Region,
   type Sample,
@@ -27,7 +31,7 @@ export const FILL = 0.8;
 /** Share of the cap a chunk sized from stored events aims for: the catalog changes little between reads. */
 export const STORED_FILL = 0.93;
 /** A full answer says its chunk held at least a cap; as a guess of how many, a bit more. */
-const MISS_GROWTH = 1.25;
+const FULL_GROWTH = 1.25;
 /** A chunk asked again after a full answer that no exact sample sizes spans at most this share of it. */
 const MAX_SHRINK = 0.6;
 /** How much older exact counts weigh against the newest one. */
@@ -37,11 +41,9 @@ const RATE_BREAK = 0.25;
 /** A whole region's answer reaching neither end is read as kept from the end whose gap is this many times shorter. */
 const NEARER = 2;
 
-type Dir = WalkTask['dir'];
-
-const flip = (dir: Dir, t: number): number => (dir === 'down' ? t : -t);
+const flip = (from: Order, t: number): number => (from === 'newest' ? t : -t);
 /** A region in anchored coordinates (and back: the map is its own inverse). */
-export const anchored = (dir: Dir, r: Region): Region => (dir === 'down' ? r : { lo: -r.hi, hi: -r.lo });
+export const anchored = (from: Order, r: Region): Region => (from === 'newest' ? r : { lo: -r.hi, hi: -r.lo });
 
 const ceilSecond = (t: number): number => Math.ceil(t / SECOND_MS) * SECOND_MS;
 const descending = (xs: readonly number[]): number[] => [...xs].sort((a, b) => b - a);
@@ -54,7 +56,7 @@ export function exactMargin(cap: number): number {
 /** The chunk a walk asks now, in real coordinates. */
 export function walkQuery(t: WalkTask): Region {
   if (t.reach === null) return t.region;
-  return t.dir === 'down' ? { lo: t.reach, hi: t.region.hi } : { lo: t.region.lo, hi: t.reach };
+  return t.from === 'newest' ? { lo: t.reach, hi: t.region.hi } : { lo: t.region.lo, hi: t.reach };
 }
 
 /** Events per ms of a rate, or null when nothing was counted. */
@@ -88,15 +90,15 @@ interface Placement {
 
 /**
  * Where the next chunk of anchored region `r` should reach: the lowest point above which the
- * estimate stays within the target. `floor`: after a full answer, the chunk must end strictly
- * above this anchored point (it is asked smaller); `shrink`: and span at most this much.
+ * estimate stays within the target. `fullReach`: after a full answer, the chunk must end strictly
+ * above this anchored point (it is asked smaller); `shrinkMs`: and span at most this much.
  */
 function place(
   r: Region,
   cap: number,
   rate: number | null,
   sample: Sample | null,
-  floor: number | null,
+  fullReach: number | null,
   shrinkMs: number | null,
 ): Placement | 'crowded' {
   const points = sample ? descending(sample.points) : [];
@@ -117,9 +119,10 @@ function place(
     const candidates = (trustPoints ? [byPoints] : [byRate, byPoints]).filter((v): v is number => v !== null);
     x = candidates.length > 0 ? Math.max(...candidates) : null;
   }
-  const lowest = floor === null ? r.lo : floor + SECOND_MS;
+  const lowest = fullReach === null ? r.lo : fullReach + SECOND_MS;
   const shrunk = shrinkMs === null ? lowest : Math.max(lowest, r.hi - shrinkMs);
-  if (x === null || (floor === null && (x <= r.lo || wholeFits(r, cap, rate, sample)))) return { reach: null, guessed };
+  if (x === null || (fullReach === null && (x <= r.lo || wholeFits(r, cap, rate, sample))))
+    return { reach: null, guessed };
   const reach = Math.max(ceilSecond(Math.max(x, shrunk)), r.lo + SECOND_MS);
   if (!Number.isSafeInteger(reach)) throw new Error(`walk placement produced ${reach} in ${r.lo}..${r.hi}`);
   // Even two seconds at the anchor are expected to be too many: ask just those, while they are a smaller chunk.
@@ -130,16 +133,39 @@ function place(
   return { reach, guessed };
 }
 
-/** A new walk over `region`, its first chunk placed from what is known. */
-export function startWalk(region: Region, dir: Dir, cap: number, rate: Rate | null, sample: Sample | null): WalkTask {
-  const task: WalkTask = { kind: 'walk', dir, region, reach: null, guessed: false, rate, sample, misses: 0 };
-  const a = anchored(dir, region);
-  const p = place(a, cap, perMs(rate), sample && flipSample(dir, sample), null, null);
+/**
+ * A new walk over `region` from end `from`, its first chunk placed from what is known: `sample`
+ * when given, else the events stored there (`stored`, the stored sample by default).
+ */
+export function startWalk(
+  region: Region,
+  from: Order,
+  cap: number,
+  rate: Rate | null,
+  sample: Sample | null,
+  stored: Sample | null = sample?.trust === 'stored' ? sample : null,
+): WalkTask {
+  const task: WalkTask = {
+    kind: 'walk',
+    from,
+    region,
+    reach: null,
+    guessed: false,
+    rate,
+    sample: sample ?? stored,
+    stored,
+    fullAnswers: 0,
+    held: null,
+  };
+  sample = task.sample;
+  const a = anchored(from, region);
+  const p = place(a, cap, perMs(rate), sample && flipSample(from, sample), null, null);
   if (p === 'crowded' || p.reach === null) return task;
-  return { ...task, reach: flip(dir, p.reach), guessed: p.guessed };
+  return { ...task, reach: flip(from, p.reach), guessed: p.guessed };
 }
 
-const flipSample = (dir: Dir, s: Sample): Sample => (dir === 'down' ? s : { ...s, points: s.points.map((t) => -t) });
+const flipSample = (from: Order, s: Sample): Sample =>
+  from === 'newest' ? s : { ...s, points: s.points.map((t) => -t) };
 
 /** Chapman's estimate of a population from two samples that share `both` members. */
 export function chapman(first: number, second: number, both: number): number {
@@ -170,29 +196,38 @@ export interface WalkStep {
   /** Events proven by this answer. */
   proven: number;
   /** The order guess this chunk was placed under, and whether it held. */
-  guess: { dir: 'newest' | 'oldest'; held: boolean } | null;
+  guess: { order: Order; held: boolean } | null;
 }
 
-type Guess = 'newest' | 'oldest';
-const guessOf = (dir: Dir): Guess => (dir === 'down' ? 'newest' : 'oldest');
+/** What sizes a walk's chunks besides its own answers. */
+export interface Sizing {
+  /** The sizing cap (cap.ts). */
+  cap: number;
+  /** The orders the window still guesses, the likeliest first. */
+  guesses: readonly Order[];
+  /** Answers (other windows' or this one's) saw the first guess hold: not only a default. */
+  backed: boolean;
+  /** Events per ms of proven stretches near the window: only a lower bound on the density a full answer shows. */
+  nearby: Rate | null;
+}
 
 /**
  * After a chunk came back below the cap: the chunk is proven, the walk goes on below it. Its rate
  * leaves out a quiet stretch at the anchor beyond one average gap: the stretch next to the rest
- * is what the rest is like (a window reaching past the newest event is quiet at its top).
+ * is what the rest is like (a window reaching past the newest event is quiet at its top). An empty
+ * chunk counts as a rate of zero there: the next chunk is the whole rest unless a sample bounds it.
  */
 function afterProof(t: WalkTask, events: readonly SeenEvent[], cap: number): WalkTask | null {
   if (t.reach === null) return null;
-  const a = anchored(t.dir, t.region);
-  const reach = flip(t.dir, t.reach);
-  const newest = Math.max(reach, ...events.map((e) => flip(t.dir, e.timeMs)));
+  const a = anchored(t.from, t.region);
+  const reach = flip(t.from, t.reach);
+  const newest = Math.max(reach, ...events.map((e) => flip(t.from, e.timeMs)));
   const gap = (newest - reach) / Math.max(1, events.length);
   const ms = events.length === 0 ? a.hi - reach : Math.min(a.hi, newest + gap) - reach;
-  const rest = anchored(t.dir, { lo: a.lo, hi: reach + SECOND_MS });
-  // An empty chunk says the rate is low, not zero: counted as one event, the next chunk stays finite.
+  const rest = anchored(t.from, { lo: a.lo, hi: reach + SECOND_MS });
   // Stored events size every chunk of the walk; a full answer's sample only the next one.
-  const carried = t.misses > 0 || t.sample?.trust === 'stored' ? leftOver(t.sample, rest) : null;
-  return startWalk(rest, t.dir, cap, addCount(t.rate, Math.max(1, events.length), ms), carried);
+  const answered = t.fullAnswers > 0 && t.sample?.trust !== 'stored' ? leftOver(t.sample, rest) : null;
+  return startWalk(rest, t.from, cap, addCount(t.rate, events.length, ms), answered, leftOver(t.stored, rest));
 }
 
 /**
@@ -207,43 +242,45 @@ export function leftOver(s: Sample | null, rest: Region): Sample | null {
   return { trust: 'estimate', points: keep.map((k) => k.t), ids: keep.map((k) => k.id), perPoint: s.perPoint };
 }
 
+const other = (o: Order): Order => (o === 'newest' ? 'oldest' : 'newest');
+
 /**
  * After a full answer: the chunk is asked again smaller, sized from the answer. An answer whose
  * events sit at the far end of a whole region turns the walk around (an oldest-first gateway read
- * from the top, say), so that the next chunk is cut just inside them.
+ * from the newest end, say), so that the next chunk is cut just inside them.
  */
-function afterMiss(
-  t: WalkTask,
-  events: readonly SeenEvent[],
-  cap: number,
-  guesses: readonly Guess[],
-): WalkTask | 'crowded' {
+function afterFull(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTask | 'crowded' {
   const chunk = walkQuery(t);
   if (!canSplit(chunk)) return 'crowded';
   const whole = t.reach === null;
   const seen = looks(
-    events.map((e) => flip(t.dir, e.timeMs)),
-    anchored(t.dir, chunk),
+    events.map((e) => flip(t.from, e.timeMs)),
+    anchored(t.from, chunk),
   );
-  const open = (d: Dir) => !t.guessed && guesses.includes(guessOf(d));
-  const other: Dir = t.dir === 'down' ? 'up' : 'down';
-  // Events reaching neither end of a whole region (its far stretch quiet) are read as kept from the nearer end.
-  const bottomOnly = !seen.top && (seen.bottom || seen.nearer === 'bottom');
-  const turn = whole && bottomOnly && open(other);
-  const dir: Dir = turn ? other : t.dir;
+  const open = (o: Order) => !t.guessed && s.guesses.includes(o);
+  // Events reaching the far end only read as kept from that end. Events reaching neither end (both
+  // ends quiet) read as kept from the nearer one unless answers showed the walk's own order hold:
+  // under it, events near the far end are the newest of a window whose top is quiet (the data ends
+  // inside it), and a chunk from the walk's end just inside them proves them all.
+  const farNearer = seen.nearer === 'bottom' && !(s.backed && s.guesses[0] === t.from);
+  const turn = whole && !seen.top && (seen.bottom || farNearer) && open(other(t.from));
+  const from: Order = turn ? other(t.from) : t.from;
   // Events away from the far end are read as the anchor's end kept; events reaching both ends only
-  // when that is the window's first guess (a random subset reaches both ends too).
-  const exact = turn || (open(dir) && (!seen.bottom || (seen.top && guesses[0] === guessOf(dir))));
-  const sample = exact ? exactSample(events) : estimateSample(t, events, chunk, cap);
-  const a = anchored(dir, t.region);
-  const missedReach = whole ? a.lo : flip(dir, t.reach!);
+  // when answers showed that order hold (a random subset reaches both ends too, and a chunk placed
+  // from it spans the whole region again).
+  const exact = turn || (open(from) && (!seen.bottom || (seen.top && s.guesses[0] === from && s.backed)));
+  const sample = exact ? exactSample(events) : estimateSample(t, events, chunk, s.cap);
+  const a = anchored(from, t.region);
+  const fullReach = whole ? a.lo : flip(from, t.reach!);
   const span = chunk.hi - chunk.lo;
-  const rate = exact ? perMs(t.rate) : Math.max(perMs(t.rate) ?? 0, (sample.perPoint * events.length) / span);
+  // The window's own answer bounds the density from below; a nearby rate may only say it is denser.
+  const own = perMs(t.rate) ?? perMs(s.nearby) ?? 0;
+  const rate = exact ? perMs(t.rate) : Math.max(own, (sample.perPoint * events.length) / span);
   // Full answers in a row shrink the chunk faster: the samples may all lean the same way.
-  const shrink = MAX_SHRINK * (t.misses > 0 && !t.guessed ? 0.75 : 1);
-  const p = place(a, cap, rate, flipSample(dir, sample), missedReach, exact ? null : shrink * span);
+  const shrink = MAX_SHRINK * (t.fullAnswers > 0 && !t.guessed ? 0.75 : 1);
+  const p = place(a, s.cap, rate, flipSample(from, sample), fullReach, exact ? null : shrink * span);
   if (p === 'crowded' || p.reach === null) return 'crowded';
-  return { ...t, dir, reach: flip(dir, p.reach), guessed: p.guessed, sample, misses: t.misses + 1 };
+  return { ...t, from, reach: flip(from, p.reach), guessed: p.guessed, sample, fullAnswers: t.fullAnswers + 1 };
 }
 
 function exactSample(events: readonly SeenEvent[]): Sample {
@@ -256,7 +293,7 @@ function exactSample(events: readonly SeenEvent[]): Sample {
  */
 function estimateSample(t: WalkTask, events: readonly SeenEvent[], chunk: Region, cap: number): Sample {
   const before = t.sample?.trust === 'stored' ? null : t.sample;
-  let estimate = MISS_GROWTH * Math.max(cap, events.length);
+  let estimate = FULL_GROWTH * Math.max(cap, events.length);
   if (before) {
     const inside = before.ids.filter((_, i) => before.points[i]! > chunk.lo && before.points[i]! < chunk.hi);
     const ids = new Set(events.map((e) => e.id));
@@ -271,34 +308,28 @@ function estimateSample(t: WalkTask, events: readonly SeenEvent[], chunk: Region
   };
 }
 
-/** Applies the answer to a walk's chunk. `guesses`: the orders the window still guesses, first the likeliest. */
-export function stepWalk(
-  t: WalkTask,
-  events: readonly SeenEvent[],
-  saturated: boolean,
-  cap: number,
-  guesses: readonly Guess[],
-): WalkStep {
-  const tested = t.guessed ? guessOf(t.dir) : null;
-  if (!saturated) {
+/** Applies the answer to a walk's chunk. `full`: the answer may be truncated (cap.ts). */
+export function stepWalk(t: WalkTask, events: readonly SeenEvent[], full: boolean, s: Sizing): WalkStep {
+  const tested = t.guessed ? t.from : null;
+  if (!full) {
     return {
-      next: afterProof(t, events, cap),
+      next: afterProof(t, events, s.cap),
       crowded: null,
       proven: events.length,
-      guess: tested && { dir: tested, held: true },
+      guess: tested && { order: tested, held: true },
     };
   }
-  const after = afterMiss(t, events, cap, guesses);
-  const verdict = tested && { dir: tested, held: false };
+  const after = afterFull(t, events, s);
+  const verdict = tested && { order: tested, held: false };
   if (after !== 'crowded') return { next: after, crowded: null, proven: 0, guess: verdict };
   const chunk = walkQuery(t);
   // The crowded chunk is handed to circles; the walk goes on past it, a second of overlap kept.
-  const a = anchored(t.dir, t.region);
-  const c = anchored(t.dir, chunk);
+  const a = anchored(t.from, t.region);
+  const c = anchored(t.from, chunk);
   const rest = { lo: a.lo, hi: c.lo };
   const next =
     rest.hi - rest.lo >= 2 * SECOND_MS && t.reach !== null
-      ? startWalk(anchored(t.dir, rest), t.dir, cap, t.rate, null)
+      ? startWalk(anchored(t.from, rest), t.from, s.cap, t.rate, null, leftOver(t.stored, anchored(t.from, rest)))
       : null;
   return { next, crowded: chunk, proven: 0, guess: verdict };
 }

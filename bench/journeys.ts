@@ -1,0 +1,88 @@
+/**
+ * Users' journeys through the pipeline on one database: each step a CLI command against the
+ * emulator on the bundled real data, measured (billed calls against the ideal of the step's
+ * windows, cap probes, windows done/partial/failed, events lost over proven coverage). Prints one
+ * table per journey. A script, not a test: it asserts nothing.
+ *   npm run bench:journeys -- [journey,comma,separated] [--order newest|oldest|random|...] [--silent-cap N]
+ * DATABASE_URL's server and REDIS_URL are used; each journey gets a database and queue prefix of its own.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startEmulator, type EmulatorOptions } from '@gateway-ingest/emulator';
+import {
+  earthquakeBackfill,
+  startJourney,
+  stepLine,
+  STEP_HEADER,
+  type Journey,
+  type StepFigures,
+} from '../test/support/journey.js';
+
+const KEY = 'bench-journey-key-0123456789';
+/** Stands for an hour passing: what was learned of the cap lapses between steps. */
+const TTL_MS = 1_500;
+const lapse = () => sleep(TTL_MS + 500);
+
+type Run = (j: Journey, report: (s: StepFigures) => void) => Promise<void>;
+
+const eq = earthquakeBackfill;
+
+const JOURNEYS: Record<string, Run> = {
+  /** The issue's first reproduction: a month, then the months before it, then a refresh of all. */
+  'month-then-before-then-refresh': async (j, report) => {
+    report(await j.step('backfill 08-19..09-19', eq('2025-08-19', '2025-09-19')));
+    await lapse();
+    report(await j.step('backfill 05-01..08-19 (cap lapsed)', eq('2025-05-01', '2025-08-19')));
+    report(await j.step('the same again', eq('2025-05-01', '2025-08-19')));
+    await lapse();
+    report(await j.step('refresh 05-01..09-19 (cap lapsed)', eq('2025-05-01', '2025-09-19', '--refresh')));
+  },
+  /** Ranges that overlap and nest, a filtered stream beside the first, and a refresh of part of a window. */
+  'overlaps-filters': async (j, report) => {
+    report(await j.step('backfill 08-25..09-05', eq('2025-08-25', '2025-09-05')));
+    report(await j.step('backfill 08-15..09-19 (around it)', eq('2025-08-15', '2025-09-19')));
+    await lapse();
+    report(await j.step('M2.5+ 05-01..09-19 (cap lapsed)', eq('2025-05-01', '2025-09-19', '--min-magnitude', '2.5')));
+    report(await j.step('refresh 09-01..09-10', eq('2025-09-01', '2025-09-10', '--refresh')));
+    report(await j.step('backfill 05-10..05-25', eq('2025-05-10', '2025-05-25')));
+  },
+};
+
+interface Args {
+  only: string[] | null;
+  order: EmulatorOptions['order'];
+  silentCap: number | undefined;
+}
+
+function parseArgs(argv: string[]): Args {
+  let order: EmulatorOptions['order'] = 'newest';
+  let silentCap: number | undefined;
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--order') order = argv[++i] as EmulatorOptions['order'];
+    else if (argv[i] === '--silent-cap') silentCap = Number(argv[++i]);
+    else rest.push(argv[i]!);
+  }
+  return { only: rest[0] ? rest[0].split(',') : null, order, silentCap };
+}
+
+async function main(): Promise<void> {
+  const { only, order, silentCap } = parseArgs(process.argv.slice(2));
+  const serverUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  for (const [name, journey] of Object.entries(JOURNEYS)) {
+    if (only && !only.includes(name)) continue;
+    const emulator = await startEmulator({ key: KEY, seed: 1, order, silentCap });
+    const env = { GATEWAY_KNOWLEDGE_TTL_MS: String(TTL_MS) };
+    const j = await startJourney({ serverUrl, redisUrl, emulator, key: KEY, env, cap: silentCap });
+    const cap = silentCap === undefined ? '' : `, silent cap ${silentCap}`;
+    console.log(`\n### ${name} (order ${order}${cap})\n\n${STEP_HEADER}`);
+    try {
+      await journey(j, (s) => console.log(stepLine(s)));
+    } finally {
+      await j.close();
+      await emulator.close();
+    }
+  }
+}
+
+await main();

@@ -1,0 +1,164 @@
+/**
+ * A user's months through the real pipeline, one database across the steps (test/support/journey.ts):
+ * the CLI against the emulator on the bundled real months, what was learned of the cap lapsing
+ * between steps (GATEWAY_KNOWLEDGE_TTL_MS=0: nothing carries from one window to the next), a
+ * refresh whose windows do not line up with the first backfill's, a failed window an older version
+ * left behind, and the service running its schedulers beside a CLI backfill of the same range.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { dataFolder, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
+import { windowRegion } from '../../src/planning/truncation/index.js';
+import { frontierV2 } from '../support/adversary.js';
+import { earthquakeBackfill, openJourney, startJourney, type Journey, type StepFigures } from '../support/journey.js';
+import { ensureStopped, spawnCli, type CliProcess } from '../support/run-cli.js';
+import { jobsDir, redisUrlWithDb, serviceEnv, type JobsDir } from '../support/service.js';
+import { waitFor } from '../support/wait.js';
+
+const KEY = 'journey-test-key-0123456789';
+const LAPSED = { GATEWAY_KNOWLEDGE_TTL_MS: '0' };
+const eq = earthquakeBackfill;
+
+const services = () => ({ serverUrl: inject('databaseUrl'), redisUrl: redisUrlWithDb() });
+
+function sound(s: StepFigures): void {
+  expect(s.exit, `${s.label}\n${s.stdout}\n${s.stderr}`).toBe(0);
+  expect([s.failed, s.partial, s.lost]).toEqual([0, 0, 0]);
+  expect(s.done).toBe(s.windows);
+}
+
+async function billedByWindow(j: Journey, since: Date): Promise<Map<string, number>> {
+  const { rows } = await j.pool.query<{ key: string; n: number }>(
+    `select partition_key as key, count(*) filter (where billed)::int as n from gateway_executions
+     where started_at >= $1 and call_purpose <> 'cap-probe' group by 1`,
+    [since],
+  );
+  return new Map(rows.map((r) => [r.key, r.n]));
+}
+
+describe.each([
+  ['newest', 1.5],
+  ['random', 2.0],
+] as const)('journeys on one database (%s-first gateway)', (order, firstRead) => {
+  let j: Journey & { stop(): Promise<void> };
+  beforeAll(async () => {
+    j = await openJourney({ ...services(), key: KEY, emulator: { key: KEY, seed: 1, order } });
+  });
+  afterAll(async () => j?.stop());
+
+  it('a month, then the months before it with the cap lapsed, the same again, and a refresh of all', async () => {
+    sound(await j.step('backfill 08-19..09-19', eq('2025-08-19', '2025-09-19')));
+
+    const since = new Date();
+    const before = await j.step('backfill 05-01..08-19', eq('2025-05-01', '2025-08-19'), { env: LAPSED });
+    sound(before);
+    expect(before.billed).toBeLessThanOrEqual(firstRead * before.ideal + before.probes);
+    // The bundled data holds nothing from June 5 to August 19: those windows cost a call each.
+    const perWindow = await billedByWindow(j, since);
+    expect(perWindow.get('2025-07-01T23:59:56Z/2025-08-01T23:59:54Z')).toBe(1);
+    expect(perWindow.get('2025-08-01T23:59:54Z/2025-08-19T00:00:00Z')).toBe(1);
+
+    const again = await j.step('the same again', eq('2025-05-01', '2025-08-19'), { env: LAPSED });
+    expect([again.exit, again.billed]).toEqual([0, 0]);
+
+    const refresh = await j.step('refresh 05-01..09-19', eq('2025-05-01', '2025-09-19', '--refresh'), { env: LAPSED });
+    sound(refresh);
+    expect(refresh.billed).toBeLessThanOrEqual(1.15 * refresh.ideal + refresh.probes);
+  });
+});
+
+describe('a window an older version gave up on', () => {
+  let j: Journey & { stop(): Promise<void> };
+  beforeAll(async () => {
+    j = await openJourney({ ...services(), key: KEY, emulator: { key: KEY, seed: 1 } });
+  });
+  afterAll(async () => j?.stop());
+
+  it('is taken up by the next backfill and ends done, however far past its old call ceiling', async () => {
+    sound(await j.step('backfill 08-19..09-19', eq('2025-08-19', '2025-09-19')));
+    // As 0.3.0 left an empty window read with a lapsed cap: failed after 87 calls, chunks of minutes.
+    const window = { startMs: Date.parse('2025-07-01T23:59:56Z'), endMs: Date.parse('2025-08-01T23:59:54Z') };
+    const region = windowRegion(window);
+    const walk = { kind: 'walk', dir: 'down', guessed: false, sample: null, misses: 0 };
+    const frontier = frontierV2(window, {
+      tasks: [
+        {
+          ...walk,
+          region: { lo: region.lo, hi: region.hi - 86 * 240_000 },
+          reach: region.hi - 87 * 240_000,
+          rate: { events: 1, ms: 240_000 },
+        },
+      ],
+      startedAtMs: Date.now() - 3_600_000,
+      calls: 87,
+      provenMs: 86 * 240_000,
+    });
+    const key = '2025-07-01T23:59:56Z/2025-08-01T23:59:54Z';
+    await j.pool.query(
+      `insert into ingest_partitions (stream_key, partition_key, operation, window_start, window_end, state,
+         frontier, calls, billed_calls, last_error, last_error_kind)
+       values ('earthquake:all', $1, 'earthquake', $2, $3, 'failed', $4, 87, 87,
+         '87 calls for 0 events proven (ceiling 86)', 'gave_up')`,
+      [key, new Date(window.startMs), new Date(window.endMs), JSON.stringify(frontier)],
+    );
+    const since = new Date();
+    const rerun = await j.step('backfill 07-01..08-19', eq('2025-07-01', '2025-08-19'), { env: LAPSED });
+    sound(rerun);
+    expect((await billedByWindow(j, since)).get(key)).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('the service running its schedulers beside a CLI backfill of the same range', () => {
+  const DAY = 86_400_000;
+  let emulator: RunningEmulator;
+  let j: Journey;
+  let jobs: JobsDir;
+  let service: CliProcess | undefined;
+
+  beforeAll(async () => {
+    // The bundled month repeated up to now, so that the service's lookback reads dense data.
+    const now = Date.now();
+    emulator = await startEmulator({
+      key: KEY,
+      seed: 1,
+      earthquakeFiles: [`${dataFolder}usgs/all_month_2025-08-19_2025-09-18.csv`],
+      tile: { from: new Date(now - 45 * DAY), to: new Date(now + DAY) },
+    });
+    j = await startJourney({ ...services(), emulator, key: KEY });
+    jobs = jobsDir();
+    jobs.write('earthquakes:\n  - name: recent\n    every: 2s\n    lookback: 12d\n');
+  });
+  afterAll(async () => {
+    await ensureStopped(service);
+    jobs?.remove();
+    await j?.close();
+    await emulator?.close();
+  });
+
+  it('both finish, nothing is lost or doubled, nothing fails, and status exits 0', async () => {
+    const env = {
+      ...serviceEnv({ databaseUrl: j.dbUrl, prefix: j.prefix, gatewayUrl: emulator.url, key: KEY }),
+      ...LAPSED,
+    };
+    service = spawnCli(['start', '--config', jobs.path], env);
+    await service.waitForLog((l) => l.msg === 'gateway call', 30_000);
+    const from = new Date(Date.now() - 30 * DAY).toISOString();
+    const to = new Date(Date.now() - 60_000).toISOString();
+    const cli = await j.step('backfill of the last 30 days', eq(from, to), { env: { WORKER_CONCURRENCY: '2' } });
+    sound(cli);
+    await waitFor(
+      async () =>
+        (await j.pool.query(`select 1 from ingest_partitions where partition_key like 'refresh-%' and state = 'done'`))
+          .rowCount,
+      30_000,
+      'a scheduled run of the service done',
+    );
+    service.child.kill('SIGTERM');
+    expect((await service.exited).code, service.stderr()).toBe(0);
+    const { rows } = await j.pool.query<{ n: number }>(
+      `select count(*)::int as n from ingest_partitions where state in ('failed', 'partial')`,
+    );
+    expect(rows[0]!.n).toBe(0);
+    const status = await j.run(['status']);
+    expect(status.exit, status.stdout + status.stderr).toBe(0);
+  });
+});

@@ -1,0 +1,172 @@
+/**
+ * What a window read knows before its first call (knowledge.ts) and the cap rules (cap.ts): each
+ * rule on its own, and a frontier saved by version 0.3.0 taken up by this one.
+ */
+import { describe, expect, it } from 'vitest';
+import { DAY_MS, SECOND_MS } from '../../src/domain/time.js';
+import {
+  advance,
+  afterProbe,
+  callCeiling,
+  initialFrontier,
+  inQuestion,
+  isFull,
+  resumeRead,
+  savedFrontierSchema,
+  sizingCap,
+  windowKnowledge,
+  windowRegion,
+  type Cap,
+  type KnowledgeInputs,
+} from '../../src/planning/truncation/index.js';
+import { frontierV2 } from '../support/adversary.js';
+
+const T0 = Date.UTC(2025, 4, 1);
+const window = { startMs: T0, endMs: T0 + 31 * DAY_MS - 2 * SECOND_MS };
+const region = windowRegion(window);
+const cap = (over: Partial<Cap> = {}): Cap => ({
+  floor: 1,
+  measured: null,
+  hint: null,
+  probes: [],
+  probeRegions: [region, { lo: region.hi, hi: region.hi + 30 * DAY_MS }],
+  seenAtMs: 0,
+  ...over,
+});
+const inputs = (over: Partial<KnowledgeInputs> = {}): KnowledgeInputs => ({
+  window,
+  nowMs: T0 + 400 * DAY_MS,
+  read: { kind: 'first' },
+  facts: { capFloor: 1, measured: null, measuredBefore: null, capRegion: null, prefer: 'newest', hintBacked: false },
+  explore: false,
+  circleCuts: true,
+  proofs: [],
+  storedProofs: [],
+  storedTimes: [],
+  nearby: null,
+  ...over,
+});
+
+describe('the cap', () => {
+  it('a lapsed floor sizes nothing: chunks are sized for max_results until a probe measures less', () => {
+    expect(sizingCap(cap())).toBe(200);
+    expect(sizingCap(cap({ floor: 150 }))).toBe(200);
+    expect(sizingCap(cap({ floor: 100, measured: 100 }))).toBe(100);
+    // Every probe asked without telling: the read's own floor is the best guess, never below a few events.
+    expect(sizingCap(cap({ floor: 88, probes: [88, 0] }))).toBe(88);
+    expect(sizingCap(cap({ floor: 3, probes: [3, 0] }))).toBe(200);
+  });
+
+  it('an answer at the floor below max_results is in question until the cap is known', () => {
+    expect(isFull(0, 1)).toBe(false);
+    expect(inQuestion(cap(), 150)).toBe(true);
+    expect(inQuestion(cap({ floor: 200 }), 150)).toBe(false);
+    expect(inQuestion(cap({ floor: 100, measured: 100 }), 100)).toBe(false);
+    expect(inQuestion(cap({ probes: [5, 0] }), 150)).toBe(false);
+  });
+
+  it('a probe no larger than the answer says nothing alone; two of one size measure the cap', () => {
+    let c = afterProbe(cap({ floor: 100 }), 100);
+    expect(c.measured).toBeNull();
+    c = afterProbe({ ...c, probeRegions: [...c.probeRegions, region] }, 100);
+    expect(c.measured).toBe(100);
+    expect(afterProbe(cap(), 200).measured).toBe(200);
+    // The cap measured before the TTL lapsed counts as the first of the two.
+    expect(afterProbe(cap({ floor: 100, hint: 100 }), 100).measured).toBe(100);
+    expect(sizingCap(cap({ hint: 100 }))).toBe(100);
+    expect(afterProbe(cap({ probes: [0] }), 0).measured).toBeNull();
+  });
+
+  it('a held answer waits for the probe, and the probe makes it a proof', () => {
+    const f = initialFrontier(window, windowKnowledge(inputs()), 1);
+    const answer = { events: Array.from({ length: 150 }, (_, i) => ({ id: `e${i}`, timeMs: T0 + i * 60_000 })) };
+    const held = advance(f, answer);
+    expect(held.held).toBe(true);
+    expect(held.frontier.tasks[0]!.kind).toBe('probe');
+    const probe = Array.from({ length: 200 }, (_, i) => ({ id: `p${i}`, timeMs: T0 + i * 1000 }));
+    const settled = advance(held.frontier, { events: probe }, 'probe');
+    expect(settled.learned.measured).toBe(200);
+    expect(settled.finished).toBe(true);
+    expect(settled.frontier.eventsProven).toBe(150);
+  });
+});
+
+describe('the knowledge a read starts from', () => {
+  it('a first read skips what other reads proved, whatever their windows', () => {
+    const proofs = [{ lo: T0 - 5 * DAY_MS, hi: T0 + 10 * DAY_MS }];
+    const k = windowKnowledge(inputs({ proofs, storedProofs: proofs }));
+    expect(k.scope).toHaveLength(1);
+    expect(k.scope[0]!.lo).toBe(T0 + 10 * DAY_MS - SECOND_MS);
+    expect(k.scope[0]!.hi).toBe(region.hi);
+  });
+
+  it('a refresh cuts its window where proven parts end; a sliver of proof joins its neighbour', () => {
+    const storedProofs = [
+      { lo: T0 - 5 * DAY_MS, hi: T0 + 10 * DAY_MS },
+      { lo: T0 + 20 * DAY_MS, hi: T0 + 20 * DAY_MS + 60_000 },
+    ];
+    const storedTimes = Array.from({ length: 500 }, (_, i) => T0 + i * 1_700_000);
+    const k = windowKnowledge(inputs({ read: { kind: 'refresh' }, storedProofs, storedTimes }));
+    expect(k.pieces).toHaveLength(2);
+    expect(k.pieces[0]!.stored?.points.every((t) => t <= T0 + 10 * DAY_MS)).toBe(true);
+    expect(k.pieces[1]!.stored).toBeNull();
+  });
+
+  it('a proof touching the window at one instant adds no piece', () => {
+    const storedProofs = [{ lo: T0 - 31 * DAY_MS, hi: T0 }];
+    expect(windowKnowledge(inputs({ storedProofs })).pieces).toHaveLength(1);
+  });
+
+  it('probes ask where the largest answer was seen, then the month around the window, and now', () => {
+    const capRegion = { lo: T0 - 100 * DAY_MS, hi: T0 - 70 * DAY_MS };
+    const k = windowKnowledge(inputs({ facts: { ...inputs().facts, capRegion } }));
+    expect(k.cap.probeRegions[0]).toEqual(capRegion);
+    expect(k.cap.probeRegions).toHaveLength(4);
+    for (const r of k.cap.probeRegions) expect(r.hi - r.lo).toBeLessThanOrEqual(31 * DAY_MS);
+  });
+});
+
+describe('a read taken up again', () => {
+  it('gets a call ceiling of its own, its cap relearned after the TTL', () => {
+    const k = windowKnowledge(inputs({ facts: { ...inputs().facts, capFloor: 200 } }));
+    const f = { ...initialFrontier(window, k, 1), calls: 500 };
+    expect(500).toBeGreaterThan(callCeiling(0, 200, window));
+    const resumed = resumeRead(f, windowKnowledge(inputs()), f.cap.seenAtMs + 7_200_000, 3_600_000);
+    expect(resumed.callsBeforeRun).toBe(500);
+    expect(resumed.cap.floor).toBe(1);
+    const step = advance(resumed, { events: [] });
+    expect(step.failure).toBeNull();
+  });
+
+  it('a frontier version 0.3.0 saved is converted, its walks and counts kept', () => {
+    const v2 = frontierV2(window, {
+      capFloor: 37,
+      prefer: 'walk',
+      refuted: { newest: 1, oldest: 0 },
+      confirmed: { newest: 0, oldest: 2 },
+      tasks: [
+        {
+          kind: 'walk',
+          dir: 'up',
+          region,
+          reach: region.lo + DAY_MS,
+          guessed: true,
+          rate: null,
+          sample: null,
+          misses: 1,
+        },
+      ],
+      startedAtMs: 5,
+      calls: 9,
+      eventsSeen: 120,
+      provenMs: 1000,
+    });
+    const f = savedFrontierSchema.parse(v2);
+    expect(f.version).toBe(3);
+    expect(f.prefer).toBe('none');
+    expect(f.eventsProven).toBe(120);
+    expect(f.tasks[0]).toMatchObject({ kind: 'walk', from: 'oldest', fullAnswers: 1, held: null });
+    expect(f.cap).toMatchObject({ floor: 37, measured: null, seenAtMs: 0 });
+    expect(savedFrontierSchema.safeParse({ window, tasks: [] }).success).toBe(false);
+  });
+});
