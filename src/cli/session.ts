@@ -238,6 +238,11 @@ export async function awaitBackfill(
         'partial windows hold intervals no query could resolve: ' +
           '`gateway-ingest status` lists them; a re-run retries only those\n',
       );
+    if (p.failed > 0)
+      process.stdout.write(
+        'failed windows keep what they proved: `gateway-ingest status` gives each reason; the same backfill run ' +
+          'again takes them up where they stopped, with a call ceiling of its own (--refresh reads them afresh)\n',
+      );
     return p.done === p.total ? EXIT.ok : EXIT.failed;
   } finally {
     process.off('SIGINT', onSignal);
