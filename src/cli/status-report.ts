@@ -26,12 +26,32 @@ export interface StreamReport extends StreamStatus {
   provenComplete: Array<{ from: string | number; to: string | number; provenAt: string }>;
 }
 
+/** A declared stream: from its backfill_from (else its first proof) up to now. */
 function windowCoverage(fromMs: number | null, done: Interval[], nowMs: number): Coverage | null {
   const start = fromMs ?? done[0]?.startMs ?? null;
   if (start === null || start > nowMs) return null;
   const c = timeCoverage({ startMs: start, endMs: nowMs }, done);
   const gaps = c.gaps.map((g) => ({ from: toRfc3339(g.startMs), to: toRfc3339(g.endMs) }));
   return { unit: 'time', from: toRfc3339(start), to: toRfc3339(nowMs), coveredFraction: c.coveredFraction, gaps };
+}
+
+/**
+ * A stream no jobs file declares: over what its backfills asked for (their windows, merged), so a
+ * finished ad-hoc backfill reads 100%; the time between two asked ranges was not asked and is no gap.
+ */
+function askedCoverage(asked: Interval[], done: Interval[], nowMs: number): Coverage | null {
+  if (asked.length === 0) return windowCoverage(null, done, nowMs);
+  const parts = asked.map((a) => ({ a, c: timeCoverage(a, done) }));
+  const length = (i: Interval) => i.endMs - i.startMs;
+  const total = asked.reduce((n, a) => n + length(a), 0);
+  const covered = parts.reduce((n, p) => n + p.c.coveredFraction * length(p.a), 0);
+  return {
+    unit: 'time',
+    from: toRfc3339(asked[0]!.startMs),
+    to: toRfc3339(asked.at(-1)!.endMs),
+    coveredFraction: total === 0 ? 1 : covered / total,
+    gaps: parts.flatMap((p) => p.c.gaps.map((g) => ({ from: toRfc3339(g.startMs), to: toRfc3339(g.endMs) }))),
+  };
 }
 
 function yearCoverage(range: { from: number; to: number } | null, done: Range[]): Coverage | null {
@@ -52,6 +72,7 @@ const NO_FRESHNESS: StreamFreshness = {
   lastValueYear: null,
   doneWindows: [],
   doneYears: [],
+  askedWindows: [],
   proven: [],
   deletedEvents: 0,
   revisedLastDay: 0,
@@ -59,9 +80,11 @@ const NO_FRESHNESS: StreamFreshness = {
 
 function reportOf(row: StreamStatus, f: StreamFreshness, d: Declared | undefined, nowMs: number): StreamReport {
   const earthquake = row.operation === 'earthquake';
-  const coverage = earthquake
-    ? windowCoverage(d?.range.unit === 'time' ? d.range.fromMs : null, f.doneWindows, nowMs)
-    : yearCoverage(d?.range.unit === 'year' ? d.range : null, f.doneYears);
+  const coverage = !earthquake
+    ? yearCoverage(d?.range.unit === 'year' ? d.range : null, f.doneYears)
+    : d?.range.unit === 'time'
+      ? windowCoverage(d.range.fromMs, f.doneWindows, nowMs)
+      : askedCoverage(f.askedWindows, f.doneWindows, nowMs);
   return {
     ...row,
     name: d?.name ?? row.name,

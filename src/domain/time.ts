@@ -90,9 +90,20 @@ export function parseInstant(text: string): ParsedInstant {
     return ms === null ? { ok: false, problem: `${JSON.stringify(text)} is not a calendar date` } : { ok: true, ms };
   }
   const ms = parseRfc3339(text);
-  return ms === null
-    ? { ok: false, problem: `must be ${INSTANT_FORMS}, got ${JSON.stringify(text)}` }
-    : { ok: true, ms };
+  if (ms !== null) return { ok: true, ms };
+  const hint = instantHint(text);
+  return { ok: false, problem: `must be ${INSTANT_FORMS}, got ${JSON.stringify(text)}${hint ? `: ${hint}` : ''}` };
+}
+
+/** What is missing from an instant that is nearly RFC 3339: the offset, or the `T`. */
+function instantHint(text: string): string | null {
+  if (parseRfc3339(`${text}Z`) !== null)
+    return `it has no time zone: add Z for UTC (${text}Z) or an offset such as +02:00`;
+  const withT = text.replace(' ', 'T');
+  if (withT !== text && parseRfc3339(withT) !== null) return `put T between the date and the time (${withT})`;
+  if (withT !== text && parseRfc3339(`${withT}Z`) !== null)
+    return `put T between the date and the time and add Z for UTC (${withT}Z) or an offset`;
+  return null;
 }
 
 /** Canonical wire form: UTC, millisecond precision only when it is not zero. */

@@ -124,9 +124,14 @@ export function sumEstimates(list: readonly Estimate[]): Estimate {
   });
 }
 
-/** Whole calls: the low end down, the high end up, the expectation to the nearest. */
+/** Whole calls: the low end down, the high end up, the expectation to the nearest (never -0: it prints as "-0"). */
 export function rounded(e: Estimate): Estimate {
-  return { low: Math.floor(e.low + 1e-9), expected: Math.round(e.expected), high: Math.ceil(e.high - 1e-9) };
+  const whole = (v: number) => v + 0;
+  return {
+    low: whole(Math.floor(e.low + 1e-9)),
+    expected: whole(Math.round(e.expected)),
+    high: whole(Math.ceil(e.high - 1e-9)),
+  };
 }
 
 export interface WallTimeArgs {

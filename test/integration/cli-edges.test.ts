@@ -161,4 +161,23 @@ describe('the CLI at the edges', () => {
     expect(json.code).toBe(1);
     expect(() => JSON.parse(json.out) as unknown).not.toThrow();
   });
+
+  it('status lists failed windows in time order, whatever order they failed in', async () => {
+    await db.db.execute(sql`insert into ingest_streams (stream_key, operation, params)
+      values ('earthquake:m6', 'earthquake', '{"min_magnitude": 6, "circle": null}') on conflict do nothing`);
+    const failed = [
+      ['2019-02-27T00:00:00Z', '2019-03-29T23:59:58Z', '2026-01-03'],
+      ['2016-09-11T00:00:00Z', '2016-10-11T23:59:58Z', '2026-01-01'],
+      ['2017-05-01T00:00:00Z', '2017-05-31T23:59:58Z', '2026-01-02'],
+    ];
+    for (const [start, end, at] of failed)
+      await db.db.execute(sql`insert into ingest_partitions (stream_key, partition_key, operation, window_start,
+          window_end, state, last_error, last_error_kind, updated_at)
+        values ('earthquake:m6', ${`${start}/${end}`}, 'earthquake', ${start}::timestamptz, ${end}::timestamptz,
+          'failed', 'gave up', 'gave_up', ${at}::timestamptz)`);
+    const text = await run(['status'], env);
+    const listed = [...text.out.matchAll(/failed (\d{4}-\d\d-\d\d)T/g)].map((m) => m[1]);
+    expect(listed).toEqual(['2016-09-11', '2017-05-01', '2019-02-27']);
+    expect(text.out).toMatch(/^jobs file: /);
+  });
 });

@@ -308,17 +308,31 @@ describe('dashboard: status page and Bull Board', () => {
     const browser = await launch();
     try {
       const page = await browser.context.newPage();
+      // Nothing the board loads may come from outside the service (a closed network would hang on it).
+      const outside: string[] = [];
+      page.on('request', (r) => {
+        if (!r.url().startsWith(open.url) && !r.url().startsWith('data:')) outside.push(r.url());
+      });
       expect((await page.goto(`${open.url}/queues`))?.status()).toBe(200);
       // The queue cards in the main pane appear once the board's API answered (the menu comes first).
       for (const name of ['earthquake-windows', 'indicator-chunks', 'schedule-ticks']) {
         await page.locator('main').getByText(name, { exact: true }).waitFor({ timeout: 20_000 });
       }
       await page.screenshot({ path: join(packageRoot, 'test-results/queues.png') });
+      expect(outside).toEqual([]);
       const pause = await page.request.put(`${open.url}/queues/api/queues/earthquake-windows/pause`);
       expect(pause.status()).toBe(405);
     } finally {
       await browser.close();
     }
+  });
+
+  it('the board page links nothing outside the service, and says so in its Content-Security-Policy', async () => {
+    const r = await fetch(`${open.url}/queues`, { headers: { accept: 'text/html' } });
+    const page = await r.text();
+    expect(r.status).toBe(200);
+    expect(page).not.toMatch(/https?:\/\//);
+    expect(r.headers.get('content-security-policy')).toMatch(/^default-src 'self'/);
   });
 
   it('without DASHBOARD_TOKEN the board is open but refuses every action', async () => {

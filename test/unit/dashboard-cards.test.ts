@@ -65,6 +65,7 @@ function freshness(o: Partial<StreamFreshness> = {}): StreamFreshness {
     lastValueYear: 2024,
     doneWindows: [],
     doneYears: [{ start: 1960, end: 2025 }],
+    askedWindows: [],
     proven: [],
     deletedEvents: 0,
     revisedLastDay: 0,

@@ -71,7 +71,6 @@ describe('parseInstant', () => {
     'yesterday',
     '2025-01-01 10:00',
     '2025-01-01T10:00',
-    '2025-01-01T00:00:00',
     '20250101T000000Z',
     '2025-1-01',
     '25-01-01',
@@ -86,6 +85,20 @@ describe('parseInstant', () => {
     '2025-01-01Z',
   ])('refuses %j, naming the forms it takes', (text) => {
     expect(parseInstant(text)).toEqual({ ok: false, problem: `must be ${INSTANT_FORMS}, got ${JSON.stringify(text)}` });
+  });
+
+  it.each([
+    ['2025-05-01T12:00:00', 'it has no time zone: add Z for UTC (2025-05-01T12:00:00Z) or an offset such as +02:00'],
+    ['2025-05-01 12:00:00Z', 'put T between the date and the time (2025-05-01T12:00:00Z)'],
+    [
+      '2025-05-01 12:00:00',
+      'put T between the date and the time and add Z for UTC (2025-05-01T12:00:00Z) or an offset',
+    ],
+  ])('says what %j lacks', (text, hint) => {
+    expect(parseInstant(text)).toEqual({
+      ok: false,
+      problem: `must be ${INSTANT_FORMS}, got ${JSON.stringify(text)}: ${hint}`,
+    });
   });
 
   it.each(['2025-02-31', '2025-13-01', '2025-00-10', '2025-04-31', '2025-01-00'])(

@@ -323,9 +323,10 @@ describe('one rule at a time: the message names the line and the path', () => {
     ]);
   });
 
-  it('one of schedule or every is set', () => {
+  it('one of schedule, every or refresh is set, and the message names all three', () => {
     expect(problems(eq('lookback: 2d'))).toEqual([
-      'jobs.yaml:2  earthquakes[0].schedule: required: set either schedule (a cron pattern) or every (a duration such as 10m)',
+      'jobs.yaml:2  earthquakes[0].schedule: required: set schedule (a cron pattern), every (a duration such as 10m), ' +
+        'or refresh (tiers of within and schedule or every, see docs/jobs-yaml.md "Tiered refresh")',
     ]);
   });
 
@@ -437,6 +438,11 @@ describe('one rule at a time: the message names the line and the path', () => {
       'jobs.yaml:3  earthquakes[0].circle: YAML syntax error: Flow map in block collection must be sufficiently indented and end with a } (column 13: the value is not closed before line 4)',
     ]);
     expect(problems('earthquakes:\n\t- name: a\n')[0]).toMatch(/^jobs\.yaml:2 {2}.*YAML syntax error/);
+    // A key indented by three spaces among keys indented by four: that line, and nothing said of unclosed values.
+    const misindented = ['indicators:', '  - name: m', '    indicators: [SP.POP.TOTL]', '   countries: [US]', ''];
+    expect(problems(misindented.join('\n'))[0]).toBe(
+      'jobs.yaml:4  indicators: YAML syntax error: Sequence item without - indicator (column 1; check the indentation of this line)',
+    );
     expect(problems(`${eq('every: 1m')}---\nindicators: []\n`)).toEqual([
       'jobs.yaml:4  (root): the file must hold a single YAML document (remove the --- separator) (column 1)',
     ]);

@@ -214,6 +214,9 @@ describe('billed calls, units and time', () => {
 
   it('rounds outward, takes medians, and plans one call per indicator chunk', () => {
     expect(rounded({ low: 4.7, expected: 5.5, high: 6.1 })).toEqual({ low: 4, expected: 6, high: 7 });
+    // Nothing expected prints 0, never -0.
+    const none = rounded({ low: 0, expected: 0, high: 0 });
+    expect([none.low, none.expected, none.high].map((v) => Object.is(v, -0))).toEqual([false, false, false]);
     expect(median([])).toBeNull();
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 2, 3])).toBe(2.5);
@@ -319,6 +322,23 @@ describe('plan output', () => {
     expect(text).toMatch(/no event density is known.*at least 3/);
     expect(text).toMatch(/--sample N/);
     expect(billedCallsToConfirm(plan)).toBe(3);
+  });
+
+  it('a series whose done chunk covers part of the range is said to be partly covered, not skipped', () => {
+    const indicators: Plan = {
+      ...plan,
+      operation: 'indicator',
+      windows: 10,
+      windowsCovered: 2,
+      streams: [
+        ...['US', 'WLD'].map((c) => ({ streamKey: `indicator:SP.POP.TOTL:${c}`, windows: 1, windowsCovered: 1 })),
+        ...Array.from({ length: 8 }, (_, i) => ({ streamKey: `indicator:X:${i}`, windows: 1, windowsCovered: 0 })),
+      ],
+    };
+    expect(planLines({ plan: indicators, sampled: null }).slice(0, 2)).toEqual([
+      'plan: 10 year chunks to fetch, 2 already covered (10 streams)',
+      '  2 of 10 streams partly covered: only the years they lack are in the year chunks to fetch',
+    ]);
   });
 
   it('shows the estimate with its range, and confirms on the expectation', () => {

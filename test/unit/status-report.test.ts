@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatStatus } from '../../src/cli/commands/status.js';
+import { formatStatus, jobsFileLine } from '../../src/cli/commands/status.js';
 import { buildStatusReport } from '../../src/cli/status-report.js';
 import { parseJobsFile } from '../../src/config/jobs-file.js';
 import type { StreamFreshness } from '../../src/db/queries/freshness.js';
@@ -64,6 +64,7 @@ describe('buildStatusReport', () => {
           { startMs: day('2026-03-01'), endMs: NOW - 600_000 },
         ],
         doneYears: [],
+        askedWindows: [],
         proven: [],
         deletedEvents: 0,
         revisedLastDay: 0,
@@ -76,6 +77,7 @@ describe('buildStatusReport', () => {
         lastValueYear: 2024,
         doneWindows: [],
         doneYears: [{ start: 2000, end: 2010 }],
+        askedWindows: [],
         proven: [],
         deletedEvents: 0,
         revisedLastDay: 0,
@@ -145,5 +147,51 @@ describe('status counts what it cannot know separately', () => {
     expect(formatStatus(buildStatusReport([row('earthquake:all', 'earthquake')], new Map(), null, NOW))).not.toContain(
       'billed unknown',
     );
+  });
+});
+
+describe('status is about what was asked', () => {
+  const adhoc = (asked: Array<[string, string]>, done: Array<[string, string]>): StreamFreshness => ({
+    newestEventTime: null,
+    lastValueYear: null,
+    doneWindows: done.map(([a, b]) => ({ startMs: day(a), endMs: day(b) })),
+    doneYears: [],
+    askedWindows: asked.map(([a, b]) => ({ startMs: day(a), endMs: day(b) })),
+    proven: [],
+    deletedEvents: 0,
+    revisedLastDay: 0,
+  });
+
+  it('a finished ad-hoc backfill is covered over the range it asked for, not up to now', () => {
+    const f = new Map([['earthquake:all', adhoc([['2025-05-01', '2025-09-30']], [['2025-05-01', '2025-09-30']])]]);
+    const [r] = buildStatusReport([row('earthquake:all', 'earthquake')], f, null, NOW);
+    expect(r!.coverage).toEqual({
+      unit: 'time',
+      from: '2025-05-01T00:00:00Z',
+      to: '2025-09-30T00:00:00Z',
+      coveredFraction: 1,
+      gaps: [],
+    });
+  });
+
+  it('two ranges asked apart: the time between them is no gap; a window not done is', () => {
+    const asked: Array<[string, string]> = [
+      ['2025-01-01', '2025-02-01'],
+      ['2025-05-01', '2025-06-01'],
+    ];
+    const f = new Map([['earthquake:all', adhoc(asked, [['2025-01-01', '2025-02-01']])]]);
+    const [r] = buildStatusReport([row('earthquake:all', 'earthquake')], f, null, NOW);
+    expect(r!.coverage).toMatchObject({
+      coveredFraction: 0.5,
+      gaps: [{ from: '2025-05-01T00:00:00Z', to: '2025-06-01T00:00:00Z' }],
+    });
+  });
+
+  it('names the jobs file it read, or that it read none', () => {
+    expect(jobsFileLine(JOBS, false)).toBe(
+      'jobs file: jobs.yaml (3 streams declared, found in the current directory; --config names another)',
+    );
+    expect(jobsFileLine(null, false)).toBe('jobs file: none (no ./jobs.yaml here; --config names one)');
+    expect(formatStatus([], undefined, jobsFileLine(null, false))).toMatch(/^jobs file: none/);
   });
 });

@@ -147,6 +147,14 @@ export function planLines({ plan, sampled }: PlanOutcome): string[] {
     `plan: ${counted(plan.windows, one, many)} to fetch, ${n(plan.windowsCovered)} already covered ` +
       `(${counted(plan.streams.length, 'stream', 'streams')})`,
   ];
+  // A done chunk covering part of a series' range leaves the rest to fetch: it is not one chunk fewer.
+  const partly = plan.streams.filter((x) => x.windows > 0 && x.windowsCovered > 0).length;
+  if (partly > 0)
+    lines.push(
+      `  ${n(partly)} of ${counted(plan.streams.length, 'stream', 'streams')} partly covered: ` +
+        `only the ${plan.operation === 'earthquake' ? 'time' : 'years'} they lack ${partly === 1 ? 'is' : 'are'} ` +
+        `in the ${many} to fetch`,
+    );
   if (sampled !== null && sampled !== 'skipped') {
     lines.push(
       `  sampled: ${sampled.calls} calls, ${sampled.billedCalls} billed` +

@@ -96,8 +96,17 @@ function formatStream(s: HeldStreamReport): string {
   return lines.join('\n');
 }
 
-export function formatStatus(rows: HeldStreamReport[], day?: DayBudget): string {
-  const head = day ? `${formatDayBudget(day)}\n\n` : '';
+/** Which jobs file joined its schedules and ranges into the report: a checkout's sample one is not the user's. */
+export function jobsFileLine(file: ResolvedJobsFile | null, explicit: boolean): string {
+  if (file === null)
+    return explicit ? 'jobs file: none' : `jobs file: none (no ${DEFAULT_JOBS_FILE} here; --config names one)`;
+  const streams = file.earthquakes.length + file.indicators.length;
+  const how = explicit ? '--config' : `found in the current directory; --config names another`;
+  return `jobs file: ${file.path} (${streams} streams declared, ${how})`;
+}
+
+export function formatStatus(rows: HeldStreamReport[], day?: DayBudget, jobs?: string): string {
+  const head = `${jobs ? `${jobs}\n` : ''}${day ? `${formatDayBudget(day)}\n\n` : ''}`;
   if (rows.length === 0)
     return `${head}no streams yet: run \`gateway-ingest backfill ...\` or \`gateway-ingest start\`\n`;
   return `${head}${rows.map(formatStream).join('\n\n')}\n`;
@@ -163,7 +172,10 @@ export function statusCommand(): Command {
           ...r,
           holds: holds.get(r.streamKey) ?? [],
         }));
-        process.stdout.write(f.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report, day));
+        const jobs = jobsFileLine(file, f.config !== undefined);
+        // The JSON stays the array it always was: which file was read goes to stderr.
+        if (f.json) process.stderr.write(`${jobs}\n`);
+        process.stdout.write(f.json ? `${JSON.stringify(report, null, 2)}\n` : formatStatus(report, day, jobs));
         process.exitCode = statusExitCode(report);
       } finally {
         await db.close();

@@ -71,12 +71,24 @@ export const scheduleShape = () => ({
   timezone: timezoneSchema.optional(),
 });
 
-/** The rules that tie the schedule keys together, on the raw stream mapping. */
-export function scheduleRules(item: Record<string, unknown>, base: readonly Segment[], report: Report): void {
+/**
+ * The rules that tie the schedule keys together, on the raw stream mapping. `refresh`: the mapping
+ * may set refresh tiers instead (an earthquake stream), so the message names that way too.
+ */
+export function scheduleRules(
+  item: Record<string, unknown>,
+  base: readonly Segment[],
+  report: Report,
+  ways: { refresh: boolean } = { refresh: false },
+): void {
   if (has(item, 'schedule') && has(item, 'every')) {
     report([...base, 'every'], 'set either schedule or every, not both');
   } else if (!has(item, 'schedule') && !has(item, 'every')) {
-    report([...base, 'schedule'], 'required: set either schedule (a cron pattern) or every (a duration such as 10m)');
+    const message = ways.refresh
+      ? 'required: set schedule (a cron pattern), every (a duration such as 10m), or refresh (tiers of within and ' +
+        'schedule or every, see docs/jobs-yaml.md "Tiered refresh")'
+      : 'required: set either schedule (a cron pattern) or every (a duration such as 10m)';
+    report([...base, 'schedule'], message);
   }
   if (has(item, 'timezone') && !has(item, 'schedule')) {
     report([...base, 'timezone'], 'only applies to schedule (a cron pattern)');

@@ -97,7 +97,7 @@ function earthquakeSchema(now: Date) {
 function earthquakeRules(item: Record<string, unknown>, base: readonly Segment[], report: Report): void {
   // `refresh` replaces schedule, every and lookback: its tiers carry their own.
   if (has(item, 'refresh')) refreshRules(item, base, report);
-  else scheduleRules(item, base, report);
+  else scheduleRules(item, base, report, { refresh: true });
   if (!isRecord(item.circle)) return;
   const circle = item.circle;
   // This rule is about which keys are set; a wrong value (a string, an empty value) is the schema's

@@ -42,7 +42,9 @@ function syntaxProblems(doc: YamlDoc, lineCounter: LineCounter, at: Locator): Ra
   for (const e of [...doc.errors, ...doc.warnings]) {
     const offset = e.pos[0];
     const reason = e.name === 'YAMLWarning' ? `YAML error: ${e.message}` : yamlReason(e.code, e.message);
-    const unclosed = e.code === 'MISSING_CHAR' || /end with a/.test(e.message);
+    // An unclosed quote or bracket, as the parser words it ("Missing closing \"quote", "... end with a ]"):
+    // other MISSING_CHAR errors (a sequence item without its dash) are about the line itself.
+    const unclosed = /Missing closing|end with a/.test(e.message);
     const node = at.nodeAt(offset, unclosed);
     const errorAt = lineCounter.linePos(offset);
     if (unclosed && node.start !== null && node.end === offset && at.lineAt(node.start) < errorAt.line) {
@@ -54,7 +56,8 @@ function syntaxProblems(doc: YamlDoc, lineCounter: LineCounter, at: Locator): Ra
         reason: `${reason} (column ${openedAt.col}: the value is not closed before line ${errorAt.line})`,
       });
     } else {
-      problems.push({ path: node.path, line: errorAt.line, reason: `${reason} (column ${errorAt.col})` });
+      const indent = /indicator|indent|same column/i.test(e.message) ? '; check the indentation of this line' : '';
+      problems.push({ path: node.path, line: errorAt.line, reason: `${reason} (column ${errorAt.col}${indent})` });
     }
   }
   return problems;

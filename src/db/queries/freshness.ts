@@ -14,6 +14,8 @@ export interface StreamFreshness {
   doneWindows: Interval[];
   /** The same for indicator streams, in years. */
   doneYears: Range[];
+  /** Earthquake streams: what backfills asked for (their windows, scheduled re-reads left out), merged and sorted. */
+  askedWindows: Interval[];
   /** Each part of the range and when it was last proven complete (epoch ms or years), sorted. */
   proven: Array<{ lo: number; hi: number; provenAt: Date }>;
   /** Earthquake streams: stored events matching the stream's filters marked deleted, and revised in the last day. */
@@ -33,6 +35,7 @@ interface Row extends Record<string, unknown> {
   last_value_year: number | null;
   done_windows: Array<[number, number]> | null;
   done_years: Array<[number, number]> | null;
+  asked_windows: Array<[number, number]> | null;
   proven: Array<{ lo: number; hi: number; provenAt: string }> | null;
   deleted_events: number | null;
   revised_last_day: number | null;
@@ -55,6 +58,11 @@ export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshne
         range_agg(int4range(p.lo::int, p.hi::int, '[]')) filter (where s.operation = 'indicator') as years,
         jsonb_agg(jsonb_build_object('lo', p.lo, 'hi', p.hi, 'provenAt', p.proven_at) order by p.lo) as proven
       from coverage_proofs p join ingest_streams s using (stream_key) group by p.stream_key
+    ), asked as (
+      select stream_key, range_agg(tstzrange(window_start, window_end, '[]')) as windows
+      from ingest_partitions
+      where window_start is not null and window_end is not null and partition_key not like 'refresh-%'
+      group by stream_key
     ), quakes as (
       select s.stream_key,
         count(*) filter (where e.deleted_at is not null)::int as deleted_events,
@@ -87,8 +95,12 @@ export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshne
         from unnest(d.windows) r) as done_windows,
       (select jsonb_agg(jsonb_build_array(lower(r), upper(r) - 1) order by lower(r))
         from unnest(d.years) r) as done_years,
+      (select jsonb_agg(jsonb_build_array(extract(epoch from lower(r)) * 1000, extract(epoch from upper(r)) * 1000)
+          order by lower(r))
+        from unnest(a.windows) r) as asked_windows,
       d.proven, q.deleted_events, q.revised_last_day
-    from ingest_streams s left join done d using (stream_key) left join quakes q using (stream_key)`);
+    from ingest_streams s left join done d using (stream_key) left join asked a using (stream_key)
+      left join quakes q using (stream_key)`);
   return new Map(
     result.rows.map((r) => [
       r.stream_key,
@@ -97,6 +109,7 @@ export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshne
         lastValueYear: r.last_value_year,
         doneWindows: toRanges(r.done_windows).map(fromRange),
         doneYears: toRanges(r.done_years),
+        askedWindows: toRanges(r.asked_windows).map(fromRange),
         proven: (r.proven ?? []).map((x) => ({ lo: Number(x.lo), hi: Number(x.hi), provenAt: new Date(x.provenAt) })),
         deletedEvents: r.deleted_events ?? 0,
         revisedLastDay: r.revised_last_day ?? 0,

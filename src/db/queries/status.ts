@@ -85,9 +85,14 @@ export async function streamStatus(db: Db): Promise<StreamStatus[]> {
         coalesce(sum(rows_written), 0)::int as rows_written,
         max(completed_at) as last_success_at,
         (jsonb_agg(jsonb_build_object('partitionKey', partition_key, 'error', last_error, 'kind', last_error_kind)
-           order by updated_at desc) filter (where state = ${S.failed})) as failed_list,
+           order by window_start nulls last, start_year nulls last, partition_key)
+           filter (where state = ${S.failed})) as failed_list,
         (jsonb_agg(jsonb_build_object('partitionKey', partition_key, 'unresolved', frontier -> 'unresolved')
-           order by partition_key) filter (where state = ${S.partial})) as partial_list
+           order by window_start nulls last, start_year nulls last, partition_key)
+           filter (where state = ${S.partial})) as partial_list,
+        (array_agg(last_error order by updated_at desc) filter (where state = ${S.failed}))[1] as newest_failure,
+        (array_agg(last_error_kind order by updated_at desc) filter (where state = ${S.failed}))[1]
+          as newest_failure_kind
       from ingest_partitions group by stream_key
     ), calls as (
       select stream_key, count(*)::int as calls,
@@ -109,8 +114,8 @@ export async function streamStatus(db: Db): Promise<StreamStatus[]> {
       coalesce(c.calls, 0) as calls, coalesce(c.billed_calls, 0) as billed_calls,
       coalesce(c.billed_unknown, 0) as billed_unknown, coalesce(c.units, 0) as units,
       coalesce(c.billed_today, 0) as billed_today, coalesce(c.units_today, 0) as units_today,
-      p.last_success_at, coalesce((p.failed_list -> 0 ->> 'error'), e.last_error) as last_error,
-      coalesce((p.failed_list -> 0 ->> 'kind'), e.last_error_kind) as last_error_kind, p.failed_list, p.partial_list
+      p.last_success_at, coalesce(p.newest_failure, e.last_error) as last_error,
+      coalesce(p.newest_failure_kind, e.last_error_kind) as last_error_kind, p.failed_list, p.partial_list
     from ingest_streams s
     left join parts p using (stream_key)
     left join calls c using (stream_key)

@@ -4,7 +4,11 @@
  * here before it reaches the board. With the token, only requests carrying it get through, and
  * then with the board's actions (retry, promote, clean, pause).
  */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
@@ -27,6 +31,26 @@ export function underBoard(pathname: string): boolean {
   return pathname === BOARD_PATH || pathname.startsWith(`${BOARD_PATH}/`);
 }
 
+/**
+ * Bull Board's page template without the web fonts it links from a public font service: an
+ * operator's browser behind a closed network would call out for them (and wait). The board falls
+ * back to the system's sans-serif. Written once per process to a folder of its own.
+ */
+let offlineViews: string | null = null;
+function offlineViewsPath(): string {
+  if (offlineViews !== null) return offlineViews;
+  const ui = dirname(createRequire(import.meta.url).resolve('@bull-board/ui/package.json'));
+  const page = readFileSync(join(ui, 'dist', 'index.ejs'), 'utf8').replace(/<link[^>]*\/\/fonts\.[^>]*>/g, '');
+  offlineViews = mkdtempSync(join(tmpdir(), 'gi-board-views-'));
+  writeFileSync(join(offlineViews, 'index.ejs'), page);
+  return offlineViews;
+}
+
+/** Everything the board loads comes from the service itself (its scripts, styles and images). */
+export const BOARD_CSP =
+  "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; " +
+  "connect-src 'self'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'";
+
 function boardApp(o: BoardOptions): RequestHandler {
   const adapter = new ExpressAdapter();
   adapter.setBasePath(BOARD_PATH);
@@ -35,8 +59,13 @@ function boardApp(o: BoardOptions): RequestHandler {
     serverAdapter: adapter,
     options: { uiConfig: { boardTitle: 'gateway-ingest', miscLinks: [{ text: 'Status page', url: '/' }] } },
   });
+  adapter.setViewsPath(offlineViewsPath());
   const app = express();
   app.disable('x-powered-by');
+  app.use((_req, res, next) => {
+    res.setHeader('content-security-policy', BOARD_CSP);
+    next();
+  });
   // Bull Board leaves its router untyped: it is an Express router.
   app.use(BOARD_PATH, adapter.getRouter() as express.Router);
   return (req, res) => void app(req, res);
