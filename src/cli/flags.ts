@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { z } from 'zod';
-import { DEFAULT_JOBS_FILE } from '../config/jobs-file.js';
+import { DEFAULT_JOBS_FILE } from '../config/jobs-file/default-path.js';
 import { parseInstant } from '../domain/time.js';
 import { UsageError } from '../errors.js';
 
@@ -109,4 +109,48 @@ export function configOption({
     return path;
   });
   return optional ? option : option.default(DEFAULT_JOBS_FILE);
+}
+
+/** The flag of every command that calls the gateway. */
+export function allowInsecureHttpOption(): Option {
+  return new Option(
+    '--allow-insecure-http',
+    'allow plain http:// to a gateway that is not on this machine ' +
+      '(MARKET_KEY travels in clear; also GATEWAY_ALLOW_INSECURE_HTTP=1)',
+  );
+}
+
+export function maxBilledCallsOption(): Option {
+  return new Option(
+    '--max-billed-calls <n>',
+    'stop (paused by budget) before the backfill would go past n billed calls; raise it with `backfill budget ID N`',
+  );
+}
+
+/** More sample calls than this is a backfill, not a sample. */
+export const MAX_SAMPLE = 1_000;
+
+const sampleHelp =
+  `pay for n earthquake calls (at most ${MAX_SAMPLE}) spread over the range ` +
+  'to measure its event density when nothing stored tells it';
+
+/** The flags `backfill` gains: plan instead of enqueueing, skip the confirmation, pay for a sample. */
+export function addPlanOptions(c: Command): Command {
+  return c
+    .option(
+      '--dry-run',
+      'print the plan (windows, estimated billed calls, units and time) without calling the gateway or enqueueing',
+    )
+    .option('--json', 'with --dry-run: print the plan as one JSON object')
+    .option('--yes', 'enqueue without asking, even above CONFIRM_BILLED_CALLS')
+    .option('--sample <n>', sampleHelp);
+}
+
+/** The flags of `plan`. */
+export function planOptions(c: Command): Command {
+  return c
+    .option('--json', 'print the plan as one JSON object')
+    .option('--sample <n>', sampleHelp)
+    .option('--refresh', 'plan as `backfill --refresh` would: re-read what was already ingested')
+    .addOption(allowInsecureHttpOption());
 }

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { z } from 'zod';
 import { packageRoot } from '../paths.js';
 import { backfillCommand } from './commands/backfill.js';
 import { checkConfigCommand } from './commands/check-config.js';
@@ -15,8 +14,9 @@ import { EXIT, exitFor } from './exit.js';
 
 /** Read at run time, so the installed package and the source tree report what they are. */
 function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as unknown;
-  return z.object({ version: z.string() }).parse(manifest).version;
+  const manifest = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version?: unknown };
+  if (typeof manifest.version !== 'string') throw new Error('package.json holds no version');
+  return manifest.version;
 }
 
 export function buildProgram(): Command {

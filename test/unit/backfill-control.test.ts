@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { enqueuedLine } from '../../src/cli/commands/backfill.js';
+import { enqueuedLine } from '../../src/cli/actions/backfill.js';
 import {
   controlText,
   formatBackfillList,
@@ -7,7 +7,7 @@ import {
   newestPerStream,
   parseBudgetArgument,
   parseMaxBilledCalls,
-} from '../../src/cli/commands/backfill-control.js';
+} from '../../src/cli/actions/backfill-control.js';
 import { haltMessage } from '../../src/cli/session.js';
 import { formatDayBudget, formatHold, holdsByStream } from '../../src/cli/status-holds.js';
 import { parseEnv } from '../../src/config/env.js';

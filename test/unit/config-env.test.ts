@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { parseEarthquakeFlags, parseIndicatorFlags } from '../../src/cli/backfill-request.js';
 import { parseInstantFlag } from '../../src/cli/flags.js';
 import { insecureGatewayProblem, isLoopbackHost, parseEnv, redactUrl } from '../../src/config/env.js';
-import { gatewayFromEnv, loadEnv } from '../../src/cli/runtime.js';
+import { gatewayFromEnv } from '../../src/cli/connections.js';
+import { loadEnv } from '../../src/cli/runtime.js';
 import { ConfigError, UsageError } from '../../src/errors.js';
 
 describe('parseEnv', () => {

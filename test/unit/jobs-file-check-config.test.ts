@@ -3,12 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command, type Option } from 'commander';
 import { describe, expect, it } from 'vitest';
-import {
-  checkConfigCommand,
-  formatJobsSummary,
-  formatProjection,
-  projectStreams,
-} from '../../src/cli/commands/check-config.js';
+import { formatJobsSummary, formatProjection, projectStreams } from '../../src/cli/actions/check-config.js';
+import { checkConfigCommand } from '../../src/cli/commands/check-config.js';
 import { configOption } from '../../src/cli/flags.js';
 import { JobsFileError, loadJobsFile } from '../../src/config/jobs-file.js';
 import { UsageError } from '../../src/errors.js';

@@ -1,13 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { backfillCommand } from '../../src/cli/commands/backfill.js';
-import {
-  billedCallsToConfirm,
-  parseSampleFlag,
-  planCommand,
-  planJson,
-  planLines,
-} from '../../src/cli/commands/plan.js';
+import { billedCallsToConfirm, parseSampleFlag, planJson, planLines } from '../../src/cli/actions/plan.js';
+import { planCommand } from '../../src/cli/commands/plan.js';
 import type { Plan } from '../../src/ingest/plan.js';
 import { nextLengthMs, sampleInterval, sampleWindows } from '../../src/ingest/sample.js';
 import {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatStatus, jobsFileLine } from '../../src/cli/commands/status.js';
+import { formatStatus, jobsFileLine } from '../../src/cli/actions/status.js';
 import { buildStatusReport } from '../../src/cli/status-report.js';
 import { parseJobsFile } from '../../src/config/jobs-file.js';
 import type { StreamFreshness } from '../../src/db/queries/freshness.js';

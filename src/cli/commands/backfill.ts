@@ -1,33 +1,22 @@
+/**
+ * `backfill` and its subcommands: what they take. The work is in actions/backfill.ts and
+ * actions/backfill-control.ts, loaded only when a command runs.
+ */
 import { Command, Option } from 'commander';
-import { recordBackfill } from '../../ingest/backfills.js';
+import type { RunFlags } from '../actions/backfill.js';
+import type { ResumeFlags } from '../actions/backfill-control.js';
+import type { EarthquakeRangeFlags, IndicatorRangeFlags } from '../backfill-request.js';
 import {
-  enqueueEarthquakeBackfill,
-  enqueueIndicatorBackfill,
-  type EnqueueSummary,
-} from '../../ingest/enqueue-backfill.js';
-import type { BackfillRequest } from '../../ingest/plan.js';
-import { UsageError } from '../../errors.js';
-import {
-  parseEarthquakeFlags,
-  parseIndicatorFlags,
-  streamRequest,
-  type EarthquakeRangeFlags,
-  type IndicatorRangeFlags,
-} from '../backfill-request.js';
-import { EXIT } from '../exit.js';
-import { configOption, earthquakeRangeOptions, indicatorRangeOptions } from '../flags.js';
-import { allowInsecureHttpOption, loadEnv } from '../runtime.js';
-import { awaitBackfill, openSession, type Session } from '../session.js';
-import { backfillControlCommands, maxBilledCallsOption, parseMaxBilledCalls } from './backfill-control.js';
-import { addPlanOptions, confirmBackfill, dryRun, type PlanFlags } from './plan.js';
+  addPlanOptions,
+  allowInsecureHttpOption,
+  configOption,
+  earthquakeRangeOptions,
+  indicatorRangeOptions,
+  maxBilledCallsOption,
+} from '../flags.js';
 
-interface RunFlags extends PlanFlags {
-  wait?: boolean;
-  inline?: boolean;
-  refresh?: boolean;
-  allowInsecureHttp?: boolean;
-  maxBilledCalls?: string;
-}
+const run = () => import('../actions/backfill.js');
+const control = () => import('../actions/backfill-control.js');
 
 function addRunOptions(c: Command): Command {
   return addPlanOptions(c)
@@ -41,82 +30,76 @@ function addRunOptions(c: Command): Command {
     .addOption(allowInsecureHttpOption());
 }
 
-/** `backfill <id>: ...`: the id every control command takes. Pure. */
-export function enqueuedLine(backfillId: string, summaries: EnqueueSummary[], maxBilledCalls: number | null): string {
-  const planned = summaries.reduce((n, s) => n + s.planned, 0);
-  const cap = maxBilledCalls === null ? '' : `, at most ${maxBilledCalls} billed calls`;
-  if (planned === 0) return `backfill ${backfillId}: nothing to fetch`;
-  return (
-    `backfill ${backfillId}: ${planned} partitions enqueued${cap}; ` +
-    `\`gateway-ingest backfill pause|resume|cancel ${backfillId}\` controls it`
-  );
-}
-
-function printSummaries(summaries: EnqueueSummary[]): void {
-  for (const s of summaries) {
-    const skipped = s.planned === 0 ? ' (everything already ingested; --refresh re-reads)' : '';
-    process.stdout.write(
-      `${s.streamKey}: ${s.planned} partitions planned, ${s.added} jobs enqueued, ` +
-        `${s.alreadyQueued} already queued${skipped}\n`,
-    );
-  }
-}
-
-/** The partitions of a backfill just recorded, on their queue. */
-async function enqueue(s: Session, request: BackfillRequest, backfillId: string): Promise<EnqueueSummary[]> {
-  return request.operation === 'earthquake'
-    ? [await enqueueEarthquakeBackfill(s.db.db, s.queues.earthquake, { ...request, backfillId })]
-    : enqueueIndicatorBackfill(s.db.db, s.queues.indicator, { ...request, backfillId });
-}
-
-/** Enqueues, then optionally runs and waits: the shape every backfill variant shares. */
-async function run(flags: RunFlags, request: BackfillRequest): Promise<void> {
-  const maxBilledCalls = parseMaxBilledCalls('--max-billed-calls', flags.maxBilledCalls);
-  const env = loadEnv(process.env, { allowInsecureHttp: flags.allowInsecureHttp });
-  if (flags.dryRun) return dryRun(env, request, flags);
-  const session = await openSession(env, { needGateway: Boolean(flags.inline) });
-  try {
-    // A cap within CONFIRM_BILLED_CALLS already bounds what the backfill may spend: nothing to confirm.
-    const capped = maxBilledCalls !== null && maxBilledCalls <= env.confirmBilledCalls;
-    if (!(await confirmBackfill(session, request, capped ? { ...flags, yes: true } : flags))) return;
-    // Recorded before its partitions, so that no job of it runs without its control and budget.
-    const backfillId = await recordBackfill(session.db.db, request, maxBilledCalls);
-    const summaries = await enqueue(session, request, backfillId);
-    printSummaries(summaries);
-    process.stdout.write(`${enqueuedLine(backfillId, summaries, maxBilledCalls)}\n`);
-    if (flags.wait || flags.inline) {
-      process.exitCode = await awaitBackfill(
-        session,
-        summaries.map((s) => ({ streamKey: s.streamKey, partitionKeys: s.partitionKeys })),
-        Boolean(flags.inline),
-        { backfillId },
-      );
-    } else process.exitCode = EXIT.ok;
-  } finally {
-    await session.close();
-  }
-}
-
 function earthquakesCommand(): Command {
   const c = new Command('earthquakes').description('backfill earthquake events in windows of at most 31 days');
-  return addRunOptions(earthquakeRangeOptions(c)).action(async (f: EarthquakeRangeFlags & RunFlags) => {
-    await run(f, { operation: 'earthquake', ...parseEarthquakeFlags(f, Date.now()), refresh: Boolean(f.refresh) });
-  });
+  return addRunOptions(earthquakeRangeOptions(c)).action(async (f: EarthquakeRangeFlags & RunFlags) =>
+    (await run()).backfillEarthquakes(f),
+  );
 }
 
 function indicatorsCommand(): Command {
   const c = new Command('indicators').description(
     'backfill yearly indicator values, one job per (indicator, country, chunk of at most 70 years)',
   );
-  return addRunOptions(indicatorRangeOptions(c)).action(async (f: IndicatorRangeFlags & RunFlags) => {
-    const parsed = parseIndicatorFlags(f, new Date().getUTCFullYear());
-    await run(f, { operation: 'indicator', ...parsed, refresh: Boolean(f.refresh) });
-  });
+  return addRunOptions(indicatorRangeOptions(c)).action(async (f: IndicatorRangeFlags & RunFlags) =>
+    (await run()).backfillIndicators(f),
+  );
 }
 
-interface StreamFlags extends RunFlags {
-  stream?: string;
-  config: string;
+const configFlag = () => configOption({ purpose: 'jobs file naming the streams a target may name', optional: true });
+
+function listCommand(): Command {
+  return new Command('list')
+    .description(
+      'backfills, newest first: id, created, what they cover, control (active, paused, paused by budget, cancelled), ' +
+        'partitions done of total, billed calls, budget used of cap',
+    )
+    .option('--json', 'machine-readable output')
+    .option('--limit <n>', 'how many backfills to list', '20')
+    .action(async (f: { json?: boolean; limit: string }) => (await control()).listAction(f));
+}
+
+function controlCommand(command: 'pause' | 'cancel'): Command {
+  const what =
+    command === 'pause'
+      ? 'pause: running jobs stop before their next call, queued ones are taken off the queues (resume puts them back)'
+      : 'cancel for good: queued jobs are taken off, running ones finish their current call and stop; ' +
+        'what was written stays';
+  return new Command(command)
+    .description(`${what}. TARGET: a backfill id, or a stream name or key (its most recent backfill)`)
+    .argument('<target>', 'backfill id, stream name (jobs.yaml) or stream key')
+    .addOption(configFlag())
+    .action(async (target: string, f: { config?: string }) => (await control()).controlAction(command, target, f));
+}
+
+function resumeCommand(): Command {
+  return new Command('resume')
+    .description(
+      'resume a paused backfill (or one paused by its budget, with a larger --max-billed-calls); ' +
+        'TARGET: a backfill id, or a stream name or key',
+    )
+    .argument('<target>', 'backfill id, stream name (jobs.yaml) or stream key')
+    .addOption(maxBilledCallsOption())
+    .option('--wait', 'then wait until it is done or held again; exit 0 only if every partition is done')
+    .option('--inline', 'also run workers in this process (implies --wait)')
+    .addOption(configFlag())
+    .addOption(allowInsecureHttpOption())
+    .action(async (target: string, f: ResumeFlags) => (await control()).resumeAction(target, f));
+}
+
+function budgetCommand(): Command {
+  return new Command('budget')
+    .description(
+      'set the cap on billed calls of a backfill (`none` lifts it); ' +
+        'a backfill paused by its budget goes on at once when it is raised',
+    )
+    .argument('<target>', 'backfill id, stream name (jobs.yaml) or stream key')
+    .argument('<n>', 'billed calls, counting those already made, or `none`')
+    .option('--wait', 'then wait until it is done or held again; exit 0 only if every partition is done')
+    .option('--inline', 'also run workers in this process (implies --wait)')
+    .addOption(configFlag())
+    .addOption(allowInsecureHttpOption())
+    .action(async (target: string, n: string, f: ResumeFlags) => (await control()).budgetAction(target, n, f));
 }
 
 export function backfillCommand(): Command {
@@ -133,9 +116,13 @@ export function backfillCommand(): Command {
   addRunOptions(c);
   c.addCommand(earthquakesCommand());
   c.addCommand(indicatorsCommand());
-  for (const control of backfillControlCommands()) c.addCommand(control);
-  return c.action(async (f: StreamFlags) => {
-    if (!f.stream) throw new UsageError('backfill needs a subcommand (earthquakes, indicators) or --stream NAME');
-    await run(f, await streamRequest(f.config, f.stream, Boolean(f.refresh), Date.now()));
-  });
+  for (const sub of [
+    listCommand(),
+    controlCommand('pause'),
+    resumeCommand(),
+    controlCommand('cancel'),
+    budgetCommand(),
+  ])
+    c.addCommand(sub);
+  return c.action(async (f: RunFlags & { stream?: string; config: string }) => (await run()).backfillStream(f));
 }

@@ -1,5 +1,4 @@
 import { Command } from 'commander';
-import { loadEmulator } from '../emulator-package.js';
 
 /**
  * `gateway-ingest emulator ...` hands every word after it to the emulator package, which parses and
@@ -16,6 +15,7 @@ export function emulatorCommand(): Command {
     .allowExcessArguments()
     .argument('[flags...]')
     .action(async (flags: string[]) => {
+      const { loadEmulator } = await import('../emulator-package.js');
       const emulator = await loadEmulator();
       process.exitCode = await emulator.runEmulatorCli(flags);
     });

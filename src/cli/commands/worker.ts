@@ -1,21 +1,6 @@
+/** `worker`: what it takes; the work is in actions/worker.ts, loaded only when it runs. */
 import { Command } from 'commander';
-import { EXIT } from '../exit.js';
-import { armShutdownDeadline } from '../shutdown.js';
-import { allowInsecureHttpOption, loadEnv } from '../runtime.js';
-import { openSession, startSessionWorkers } from '../session.js';
-
-/** Resolves on the first SIGINT or SIGTERM. */
-export function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (s: NodeJS.Signals) => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolve(s);
-    };
-    process.on('SIGINT', on);
-    process.on('SIGTERM', on);
-  });
-}
+import { allowInsecureHttpOption } from '../flags.js';
 
 export function workerCommand(): Command {
   return new Command('worker')
@@ -23,17 +8,5 @@ export function workerCommand(): Command {
       'run queue workers until SIGINT/SIGTERM, then finish in-flight jobs (within SHUTDOWN_DEADLINE_MS) and exit 0',
     )
     .addOption(allowInsecureHttpOption())
-    .action(async (opts: { allowInsecureHttp?: boolean }) => {
-      const env = loadEnv(process.env, opts);
-      const session = await openSession(env, { needGateway: true });
-      const workers = startSessionWorkers(session);
-      session.log.info({ concurrency: env.workerConcurrency, prefix: env.queuePrefix }, 'workers started');
-      const signal = await untilSignal();
-      armShutdownDeadline(env.shutdownDeadlineMs, EXIT.ok);
-      session.log.info({ signal }, 'stopping: finishing in-flight jobs');
-      const { cutOff } = await workers.close(env.shutdownDeadlineMs);
-      await session.close();
-      session.log.info({ cutOff }, 'stopped');
-      process.exitCode = EXIT.ok;
-    });
+    .action(async (opts: { allowInsecureHttp?: boolean }) => (await import('../actions/worker.js')).runWorker(opts));
 }

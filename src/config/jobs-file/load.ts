@@ -20,8 +20,7 @@ import {
 } from './streams.js';
 import { readYaml, type Locator, type YamlDoc } from './yaml.js';
 
-/** Shared with the CLI (`--config`), so both agree on where the file is by default. */
-export const DEFAULT_JOBS_FILE = './jobs.yaml';
+export { DEFAULT_JOBS_FILE } from './default-path.js';
 
 export interface ResolvedJobsFile {
   path: string;

@@ -9,8 +9,9 @@ import type { EarthquakeFilters } from '../../domain/filters.js';
 
 /** The sample ends on the day of the newest matching event and spans at most this many days. */
 export const DENSITY_SAMPLE_DAYS = 30;
-/** check-config works offline: a server that does not answer within this is treated as absent. */
-export const DENSITY_CONNECT_TIMEOUT_MS = 2_000;
+import { DENSITY_CONNECT_TIMEOUT_MS } from './density-limits.js';
+
+export { DENSITY_CONNECT_TIMEOUT_MS };
 /** A circle cannot use an index, so on a large table the count may scan it: bounded, it is only advice. */
 export const DENSITY_QUERY_TIMEOUT_MS = 10_000;
 

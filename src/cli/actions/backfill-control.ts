@@ -4,7 +4,6 @@
  * for its most recent backfill(s).
  */
 import { existsSync } from 'node:fs';
-import { Command, Option } from 'commander';
 import { DEFAULT_JOBS_FILE, loadJobsFile } from '../../config/jobs-file.js';
 import { backfillsOfStreams, loadBackfill, type BackfillRecord } from '../../db/backfills.js';
 import type { Db } from '../../db/connection.js';
@@ -23,8 +22,7 @@ import {
   type ControlResult,
 } from '../../ingest/backfills.js';
 import { EXIT } from '../exit.js';
-import { configOption } from '../flags.js';
-import { allowInsecureHttpOption, loadEnv } from '../runtime.js';
+import { loadEnv } from '../runtime.js';
 import { awaitBackfill, openSession, type Session } from '../session.js';
 import { declaredStreams } from '../../service/declared-streams.js';
 
@@ -40,13 +38,6 @@ export function parseMaxBilledCalls(flag: string, value: string | undefined): nu
     throw new UsageError(`${flag}: "${value}" must be a whole number of at least 1`);
   }
   return Number(value);
-}
-
-export function maxBilledCallsOption(): Option {
-  return new Option(
-    '--max-billed-calls <n>',
-    'stop (paused by budget) before the backfill would go past n billed calls; raise it with `backfill budget ID N`',
-  );
 }
 
 /** For each stream, the newest backfill that planned it; each backfill once, newest first. Pure. */
@@ -159,26 +150,16 @@ async function withSession(
   }
 }
 
-const configFlag = () => configOption({ purpose: 'jobs file naming the streams a target may name', optional: true });
-
-function listCommand(): Command {
-  return new Command('list')
-    .description(
-      'backfills, newest first: id, created, what they cover, control (active, paused, paused by budget, cancelled), ' +
-        'partitions done of total, billed calls, budget used of cap',
-    )
-    .option('--json', 'machine-readable output')
-    .option('--limit <n>', 'how many backfills to list', '20')
-    .action(async (f: { json?: boolean; limit: string }) => {
-      const limit = Number(f.limit);
-      if (!Number.isSafeInteger(limit) || limit < 1)
-        throw new UsageError(`--limit: "${f.limit}" must be a whole number of at least 1`);
-      await withSession({}, false, async (s) => {
-        const rows = await listBackfills(s.db.db, limit);
-        process.stdout.write(f.json ? `${JSON.stringify(rows.map(summaryJson), null, 2)}\n` : formatBackfillList(rows));
-        process.exitCode = EXIT.ok;
-      });
-    });
+/** `backfill list`. */
+export async function listAction(f: { json?: boolean; limit: string }): Promise<void> {
+  const limit = Number(f.limit);
+  if (!Number.isSafeInteger(limit) || limit < 1)
+    throw new UsageError(`--limit: "${f.limit}" must be a whole number of at least 1`);
+  await withSession({}, false, async (s) => {
+    const rows = await listBackfills(s.db.db, limit);
+    process.stdout.write(f.json ? `${JSON.stringify(rows.map(summaryJson), null, 2)}\n` : formatBackfillList(rows));
+    process.exitCode = EXIT.ok;
+  });
 }
 
 /** After resume or a raised budget, `--wait` / `--inline` wait for the backfill like `backfill --wait` does. */
@@ -187,31 +168,23 @@ async function waitIfAsked(s: Session, id: string, f: { wait?: boolean; inline?:
   return awaitBackfill(s, await partitionsOfBackfill(s.db.db, id), Boolean(f.inline), { backfillId: id });
 }
 
-function controlCommand(command: 'pause' | 'cancel'): Command {
-  const what =
-    command === 'pause'
-      ? 'pause: running jobs stop before their next call, queued ones are taken off the queues (resume puts them back)'
-      : 'cancel for good: queued jobs are taken off, running ones finish their current call and stop; ' +
-        'what was written stays';
-  return new Command(command)
-    .description(`${what}. TARGET: a backfill id, or a stream name or key (its most recent backfill)`)
-    .argument('<target>', 'backfill id, stream name (jobs.yaml) or stream key')
-    .addOption(configFlag())
-    .action(async (target: string, f: { config?: string }) => {
-      await withSession({}, false, async (s) => {
-        for (const id of await resolveTargets(s.db.db, target, f.config)) {
-          const r =
-            command === 'pause'
-              ? await pauseBackfill(s.db.db, s.queues, id)
-              : await cancelBackfill(s.db.db, s.queues, id);
-          process.stdout.write(`${formatControl(command, r)}\n`);
-        }
-        process.exitCode = EXIT.ok;
-      });
-    });
+/** `backfill pause` and `backfill cancel`. */
+export async function controlAction(
+  command: 'pause' | 'cancel',
+  target: string,
+  f: { config?: string },
+): Promise<void> {
+  await withSession({}, false, async (s) => {
+    for (const id of await resolveTargets(s.db.db, target, f.config)) {
+      const r =
+        command === 'pause' ? await pauseBackfill(s.db.db, s.queues, id) : await cancelBackfill(s.db.db, s.queues, id);
+      process.stdout.write(`${formatControl(command, r)}\n`);
+    }
+    process.exitCode = EXIT.ok;
+  });
 }
 
-interface ResumeFlags {
+export interface ResumeFlags {
   config?: string;
   maxBilledCalls?: string;
   wait?: boolean;
@@ -219,31 +192,19 @@ interface ResumeFlags {
   allowInsecureHttp?: boolean;
 }
 
-function resumeCommand(): Command {
-  return new Command('resume')
-    .description(
-      'resume a paused backfill (or one paused by its budget, with a larger --max-billed-calls); ' +
-        'TARGET: a backfill id, or a stream name or key',
-    )
-    .argument('<target>', 'backfill id, stream name (jobs.yaml) or stream key')
-    .addOption(maxBilledCallsOption())
-    .option('--wait', 'then wait until it is done or held again; exit 0 only if every partition is done')
-    .option('--inline', 'also run workers in this process (implies --wait)')
-    .addOption(configFlag())
-    .addOption(allowInsecureHttpOption())
-    .action(async (target: string, f: ResumeFlags) => {
-      const cap = parseMaxBilledCalls('--max-billed-calls', f.maxBilledCalls);
-      await withSession(f, Boolean(f.inline), async (s) => {
-        const ids = await resolveTargets(s.db.db, target, f.config);
-        for (const id of ids)
-          process.stdout.write(
-            `${formatControl('resume', await resumeBackfill(s.db.db, s.queues, id, cap ?? undefined))}\n`,
-          );
-        let code: number = EXIT.ok;
-        for (const id of ids) code = Math.max(code, await waitIfAsked(s, id, f));
-        process.exitCode = code;
-      });
-    });
+/** `backfill resume`. */
+export async function resumeAction(target: string, f: ResumeFlags): Promise<void> {
+  const cap = parseMaxBilledCalls('--max-billed-calls', f.maxBilledCalls);
+  await withSession(f, Boolean(f.inline), async (s) => {
+    const ids = await resolveTargets(s.db.db, target, f.config);
+    for (const id of ids)
+      process.stdout.write(
+        `${formatControl('resume', await resumeBackfill(s.db.db, s.queues, id, cap ?? undefined))}\n`,
+      );
+    let code: number = EXIT.ok;
+    for (const id of ids) code = Math.max(code, await waitIfAsked(s, id, f));
+    process.exitCode = code;
+  });
 }
 
 /** `none` lifts the cap; otherwise a positive whole number. */
@@ -251,34 +212,17 @@ export function parseBudgetArgument(value: string): number | null {
   return value.toLowerCase() === 'none' ? null : parseMaxBilledCalls('N', value);
 }
 
-function budgetCommand(): Command {
-  return new Command('budget')
-    .description(
-      'set the cap on billed calls of a backfill (`none` lifts it); ' +
-        'a backfill paused by its budget goes on at once when it is raised',
-    )
-    .argument('<target>', 'backfill id, stream name (jobs.yaml) or stream key')
-    .argument('<n>', 'billed calls, counting those already made, or `none`')
-    .option('--wait', 'then wait until it is done or held again; exit 0 only if every partition is done')
-    .option('--inline', 'also run workers in this process (implies --wait)')
-    .addOption(configFlag())
-    .addOption(allowInsecureHttpOption())
-    .action(async (target: string, n: string, f: ResumeFlags) => {
-      const cap = parseBudgetArgument(n);
-      await withSession(f, Boolean(f.inline), async (s) => {
-        const ids = await resolveTargets(s.db.db, target, f.config);
-        for (const id of ids) {
-          const b = await setBackfillBudget(s.db.db, s.queues, id, cap);
-          process.stdout.write(`backfill ${id}: ${capText(b)} (${b.control})\n`);
-        }
-        let code: number = EXIT.ok;
-        for (const id of ids) code = Math.max(code, await waitIfAsked(s, id, f));
-        process.exitCode = code;
-      });
-    });
-}
-
-/** The subcommands `backfill` gains beside `earthquakes` and `indicators`. */
-export function backfillControlCommands(): Command[] {
-  return [listCommand(), controlCommand('pause'), resumeCommand(), controlCommand('cancel'), budgetCommand()];
+/** `backfill budget`. */
+export async function budgetAction(target: string, n: string, f: ResumeFlags): Promise<void> {
+  const cap = parseBudgetArgument(n);
+  await withSession(f, Boolean(f.inline), async (s) => {
+    const ids = await resolveTargets(s.db.db, target, f.config);
+    for (const id of ids) {
+      const b = await setBackfillBudget(s.db.db, s.queues, id, cap);
+      process.stdout.write(`backfill ${id}: ${capText(b)} (${b.control})\n`);
+    }
+    let code: number = EXIT.ok;
+    for (const id of ids) code = Math.max(code, await waitIfAsked(s, id, f));
+    process.exitCode = code;
+  });
 }

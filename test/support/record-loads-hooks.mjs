@@ -1,0 +1,14 @@
+// The resolve hook of record-loads.mjs (module hooks run on a thread of their own).
+import { appendFileSync } from 'node:fs';
+
+let file;
+
+export function initialize(data) {
+  file = data.file;
+}
+
+export async function resolve(specifier, context, next) {
+  const resolved = await next(specifier, context);
+  if (file) appendFileSync(file, `${resolved.url}\n`);
+  return resolved;
+}
