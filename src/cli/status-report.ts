@@ -11,7 +11,15 @@ import { timeCoverage, type Interval } from '../domain/interval.js';
 import { coverageOf, type Range } from '../domain/ranges.js';
 
 export type Coverage =
-  | { unit: 'time'; from: string; to: string; coveredFraction: number; gaps: Array<{ from: string; to: string }> }
+  | {
+      unit: 'time';
+      from: string;
+      to: string;
+      /** Whether `to` is the report's clock (a declared stream) rather than the end of what was asked. */
+      untilNow: boolean;
+      coveredFraction: number;
+      gaps: Array<{ from: string; to: string }>;
+    }
   | { unit: 'year'; from: number; to: number; coveredFraction: number; gaps: Array<{ from: number; to: number }> };
 
 export interface StreamReport extends StreamStatus {
@@ -32,7 +40,8 @@ function windowCoverage(fromMs: number | null, done: Interval[], nowMs: number):
   if (start === null || start > nowMs) return null;
   const c = timeCoverage({ startMs: start, endMs: nowMs }, done);
   const gaps = c.gaps.map((g) => ({ from: toRfc3339(g.startMs), to: toRfc3339(g.endMs) }));
-  return { unit: 'time', from: toRfc3339(start), to: toRfc3339(nowMs), coveredFraction: c.coveredFraction, gaps };
+  const to = toRfc3339(nowMs);
+  return { unit: 'time', from: toRfc3339(start), to, untilNow: true, coveredFraction: c.coveredFraction, gaps };
 }
 
 /**
@@ -49,6 +58,7 @@ function askedCoverage(asked: Interval[], done: Interval[], nowMs: number): Cove
     unit: 'time',
     from: toRfc3339(asked[0]!.startMs),
     to: toRfc3339(asked.at(-1)!.endMs),
+    untilNow: false,
     coveredFraction: total === 0 ? 1 : covered / total,
     gaps: parts.flatMap((p) => p.c.gaps.map((g) => ({ from: toRfc3339(g.startMs), to: toRfc3339(g.endMs) }))),
   };

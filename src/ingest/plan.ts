@@ -24,6 +24,7 @@ import { DAY_MS } from '../domain/time.js';
 import { earthquakeStream, indicatorStream } from '../domain/streams.js';
 import { planChunks } from '../planning/chunks.js';
 import {
+  boundInWindow,
   countedInWindow,
   coveredPartsOf,
   isWiderOrEqual,
@@ -31,7 +32,6 @@ import {
   ratePool,
   samplePieces,
   unionOf,
-  windowEvents,
   type Counted,
   type DensityKind,
   type SampleCount,
@@ -39,15 +39,13 @@ import {
 import {
   CAP,
   DEFAULT_LATENCY_MS,
+  earthquakeCost,
   indicatorEstimate,
   orderFactor,
   rounded,
-  STORED_ORDER_FACTOR,
-  sumEstimates,
   unitsFactor,
   wallSeconds,
-  windowCalls,
-  windowUnits,
+  type CapProbe,
   type Estimate,
   type MeasuredWindow,
   type OrderFactor,
@@ -106,7 +104,7 @@ export interface Plan {
    * A cap probe (one billed call) is due before the first window: yes, maybe (no gateway configured
    * to ask about), no.
    */
-  capProbe: 'expected' | 'possible' | 'none';
+  capProbe: CapProbe;
   latencyMs: number;
   latencySource: 'measured' | 'default';
   /** Median time from one call of a window to its next, when measured (it sets the pace of a window). */
@@ -176,13 +174,17 @@ async function capProbe(
   filters: EarthquakeFilters,
   windows: readonly Interval[],
   s: PlanSettings,
-): Promise<Plan['capProbe']> {
+): Promise<CapProbe> {
+  if (windows.length === 0) return 'none';
+  if (s.gatewayKey !== null) {
+    const facts = await readGatewayFacts(db, s.gatewayKey, s.nowMs, s.knowledgeTtlMs);
+    if (facts.capFloor >= CAP || facts.measuredCap !== null) return 'none';
+  }
+  // A long unfiltered window's first answer is a cap of events where the catalog is as dense as
+  // the real one: no probe then, but a sparse catalog may need them.
   const filtered = filters.minMagnitude !== null || filters.circle !== null;
   const short = windows.some((w) => w.endMs - w.startMs < SELF_PROVING_MS);
-  if (windows.length === 0 || !(filtered || short)) return 'none';
-  if (s.gatewayKey === null) return 'possible';
-  const facts = await readGatewayFacts(db, s.gatewayKey, s.nowMs, s.knowledgeTtlMs);
-  return facts.capFloor >= CAP || facts.measuredCap !== null ? 'none' : 'expected';
+  return filtered || short ? 'expected' : 'possible';
 }
 
 /** The window's covered parts (merged, clipped to it) leave no gap of more than a second. */
@@ -225,15 +227,23 @@ async function planEarthquakes(
     ...pieces.map((p) => ({ ms: p.endMs - p.startMs, events: take() })),
     ...samplePieces(samples),
   ]);
-  const perWindow = windows.map((w, i) => windowEvents(w, counted[i]!, pool));
-
   const measured = await measuredWindows(db, sources, sourceDone);
   const order = orderFactor(measured);
-  const units = unitsFactor(measured);
   const probe = await capProbe(db, r.filters, windows, s);
   const pace = await latency(db, 'earthquake');
-  const kinds: Record<DensityKind, number> = { exact: 0, scaled: 0, extrapolated: 0, unknown: 0 };
-  for (const w of perWindow) kinds[w.kind]++;
+  const cost = earthquakeCost(
+    windows.map((window, i) => ({
+      window,
+      counted: counted[i]!,
+      bound: boundInWindow(window, samples),
+      stored: coversWhole(partsPerWindow[i]!, window),
+    })),
+    pool,
+    { order, units: unitsFactor(measured) },
+    probe,
+  );
+  const kinds: Record<DensityKind, number> = { exact: 0, scaled: 0, bounded: 0, extrapolated: 0, unknown: 0 };
+  for (const k of cost.kinds) kinds[k]++;
   const usedSources = [...new Set(sourceDone.map((d) => d.streamKey))].sort();
   const base = {
     operation: 'earthquake' as const,
@@ -246,24 +256,11 @@ async function planEarthquakes(
     capProbe: probe,
     ...pace,
     concurrency: s.concurrency,
-    plannedWindows: windows.map((window, i) => ({ window, density: perWindow[i]!.kind })),
+    plannedWindows: windows.map((window, i) => ({ window, density: cost.kinds[i]! })),
   };
-  if (kinds.unknown > 0) return { ...base, estimatedBilledCalls: null, estimatedUnits: null, estimatedSeconds: null };
-
-  // A window stored whole (this stream or a wider one proved it) is read with chunks sized from its events.
-  const stored = partsPerWindow.map((parts, i) => coversWhole(parts, windows[i]!));
-  const calls = perWindow.map((w, i) => windowCalls(w.events!, stored[i] ? STORED_ORDER_FACTOR : order));
-  const unitsPer = perWindow.map((w, i) => windowUnits(w.events!, calls[i]!, units));
-  // A probe is one call for an unfiltered month: a full answer. 'possible': only in the high end.
-  const probeCalls = probe === 'expected' ? 1 : 0;
-  const probeCost: Estimate = { low: probeCalls, expected: probeCalls, high: probe === 'none' ? 0 : 1 };
-  const totalCalls = sumEstimates([...calls, probeCost]);
-  const totalUnits = sumEstimates([
-    ...unitsPer,
-    { low: probeCost.low * CAP, expected: probeCost.expected * CAP, high: probeCost.high * CAP },
-  ]);
+  if (cost.calls === null) return { ...base, estimatedBilledCalls: null, estimatedUnits: null, estimatedSeconds: null };
   const seconds = wallSeconds({
-    callsPerPartition: [...calls.map((c) => c.expected), probeCost.expected],
+    callsPerPartition: cost.calls.map((c) => c.expected),
     concurrency: s.concurrency,
     lanes: s.lanes,
     latencyMs: pace.latencyMs,
@@ -271,8 +268,8 @@ async function planEarthquakes(
   });
   return {
     ...base,
-    estimatedBilledCalls: rounded(totalCalls),
-    estimatedUnits: { ...rounded(totalUnits), unit: OPERATIONS.earthquake.unit },
+    estimatedBilledCalls: rounded(cost.totalCalls),
+    estimatedUnits: { ...rounded(cost.totalUnits), unit: OPERATIONS.earthquake.unit },
     estimatedSeconds: tenths(seconds),
   };
 }

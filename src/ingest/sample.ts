@@ -8,54 +8,18 @@
 import { commitAnswer } from '../db/answers.js';
 import type { CallContext } from '../db/audit.js';
 import { earthquakeGatewayKey, recordAnswerSize } from '../db/gateway-knowledge.js';
-import { SAMPLE_PURPOSE } from '../db/queries/plan.js';
+import { SAMPLE_PURPOSE, sampleAnswers } from '../db/queries/plan.js';
 import type { EarthquakeFilters } from '../domain/filters.js';
 import type { Interval } from '../domain/interval.js';
 import { LIMITS } from '../domain/spec.js';
-import { DAY_MS, SECOND_MS, floorSecond, secondAfter } from '../domain/time.js';
 import { BudgetExhaustedError, UsageError, retryPolicyOf } from '../errors.js';
 import { earthquakeRequest } from '../planning/earthquake-request.js';
+import { SampleSchedule } from '../planning/samples.js';
 import { windowKey } from '../planning/windows.js';
 import { failedAttempt, makeCall } from '../worker/call.js';
 import type { ProcessorDeps } from '../worker/deps.js';
 
 const CAP = LIMITS.maxResultsCeiling;
-/** The shortest interval a sample shrinks to: a minute holds a cap of events only in a swarm. */
-const MIN_SAMPLE_MS = 60 * SECOND_MS;
-/** An answer this small measures little: the next sample looks at a longer interval. */
-const SPARSE_ANSWER = CAP / 4;
-/** Spreads repeated samples of one window over different parts of it. */
-const GOLDEN = 0.618_033_988_75;
-
-/** Pure: which windows the N samples fall in, spread evenly over the list (repeating when N exceeds it). */
-export function sampleWindows(windows: readonly Interval[], n: number): Interval[] {
-  if (windows.length === 0 || n <= 0) return [];
-  return Array.from(
-    { length: n },
-    (_, k) => windows[Math.min(windows.length - 1, Math.floor(((k + 0.5) * windows.length) / n))]!,
-  );
-}
-
-/**
- * Pure: the next interval length after an answer. A full answer says only "at least a cap": look at
- * a quarter of it, or half the span its events covered if that is shorter (a newest- or oldest-first
- * gateway returns a cap of events packed at one end). A sparse answer doubles it.
- */
-export function nextLengthMs(lengthMs: number, returned: number, spanMs: number, windowMs: number): number {
-  if (returned >= CAP) return Math.max(MIN_SAMPLE_MS, Math.min(lengthMs / 4, spanMs / 2));
-  if (returned < SPARSE_ANSWER) return Math.min(windowMs, lengthMs * 2);
-  return lengthMs;
-}
-
-/** Pure: the interval of sample `k` of a window: `lengthMs` long, placed at a spread position, whole seconds. */
-export function sampleInterval(window: Interval, lengthMs: number, k: number): Interval {
-  const windowMs = window.endMs - window.startMs;
-  const length = Math.min(windowMs, Math.max(MIN_SAMPLE_MS, lengthMs));
-  const offset = ((k * GOLDEN) % 1) * (windowMs - length);
-  const startMs = secondAfter(window.startMs + offset - 1);
-  const endMs = Math.max(startMs + SECOND_MS, floorSecond(Math.min(window.endMs, startMs + length)));
-  return { startMs, endMs };
-}
 
 export interface SampleResult {
   calls: number;
@@ -78,9 +42,9 @@ export async function sampleDensity(
   n: number,
 ): Promise<SampleResult> {
   const result: SampleResult = { calls: 0, billedCalls: 0, failed: 0, stopped: null };
-  let lengthMs = LIMITS.maxWindowDays * DAY_MS;
-  for (const [k, window] of sampleWindows(windows, n).entries()) {
-    const interval = sampleInterval(window, lengthMs, k);
+  const schedule = new SampleSchedule(windows, n, await sampleAnswers(deps.db, streamKey));
+  for (let step = schedule.next(); step !== null; step = schedule.next()) {
+    const { window, interval } = step;
     // The stream's own request for the stretch: the same filters, boundaries and max_results as a window's.
     const request = earthquakeRequest(filters, { region: { lo: interval.startMs, hi: interval.endMs }, circle: null });
     // A partition key no window has, so the call is booked on no partition.
@@ -128,7 +92,7 @@ export async function sampleDensity(
       );
     const times = events.map((e) => Date.parse(e.time)).filter(Number.isFinite);
     const spanMs = times.length > 1 ? Math.max(...times) - Math.min(...times) : interval.endMs - interval.startMs;
-    lengthMs = nextLengthMs(interval.endMs - interval.startMs, events.length, spanMs, window.endMs - window.startMs);
+    schedule.answered(step, events.length, spanMs);
   }
   return result;
 }

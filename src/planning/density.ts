@@ -105,7 +105,23 @@ export interface EventRange {
   high: number;
 }
 
-export type DensityKind = 'exact' | 'scaled' | 'extrapolated' | 'unknown';
+/**
+ * `exact`: counted whole (stored, or a sample below the cap over all of it). `scaled`: part of it
+ * counted, the rest at its own rate. `bounded`: only a full sample inside it, a lower bound.
+ * `extrapolated`: nothing inside it, the rate of other windows. `unknown`: nothing anywhere.
+ */
+export type DensityKind = 'exact' | 'scaled' | 'bounded' | 'extrapolated' | 'unknown';
+
+/** A window whose own count says how dense it is: the estimate of it is worth its name. */
+export const isMeasured = (kind: DensityKind): boolean => kind === 'exact' || kind === 'scaled';
+
+/**
+ * The densest the catalog plausibly gets, events per day with no filter (the first days after a
+ * great earthquake): the high end of what time nothing counted may hold. A full answer is only a
+ * lower bound, and an empty sample says nothing of the time around it.
+ */
+export const MAX_EVENTS_PER_DAY = 1_500;
+const MAX_EVENTS_PER_MS = MAX_EVENTS_PER_DAY / (24 * HOUR_MS);
 
 export interface WindowEvents {
   kind: DensityKind;
@@ -114,32 +130,39 @@ export interface WindowEvents {
 }
 
 /**
- * A window's events: exact when its whole length is covered; the covered count plus the rest at
- * the pool's rates when partly covered; the pool's rates alone when not covered at all.
+ * A window's events. What was counted is certain; the time not counted holds, at the low end,
+ * nothing (a gap in the catalog); expected, the window's own rate when it counted an hour or more,
+ * else at least a full sample's rate inside it, else the pool's; at the high end, the densest the
+ * catalog plausibly gets.
  */
-export function windowEvents(window: Interval, covered: Counted, pool: RatePool | null): WindowEvents {
+export function windowEvents(
+  window: Interval,
+  covered: Counted,
+  pool: RatePool | null,
+  bound: Counted | null = null,
+): WindowEvents {
   const lengthMs = window.endMs - window.startMs;
   const restMs = Math.max(0, lengthMs - covered.ms);
   if (restMs === 0)
     return { kind: 'exact', events: { low: covered.events, expected: covered.events, high: covered.events } };
-  // The window's own rate is the better guess once it covers a day; the pool bounds the range.
   const own = covered.ms >= MIN_RATE_PIECE_MS ? covered.events / covered.ms : null;
-  if (pool === null) {
-    if (own === null) return { kind: 'unknown', events: null };
-    const n = covered.events + restMs * own;
-    return { kind: 'scaled', events: { low: covered.events, expected: n, high: n } };
-  }
-  const rate = {
-    low: Math.min(pool.low, own ?? pool.low),
-    expected: own ?? pool.expected,
-    high: Math.max(pool.high, own ?? 0),
-  };
+  const boundRate = bound === null ? null : bound.events / Math.max(1, bound.ms);
+  const rate = own ?? boundRate ?? pool?.expected ?? null;
+  if (rate === null) return { kind: 'unknown', events: null };
+  const kind: DensityKind = own !== null ? 'scaled' : boundRate !== null ? 'bounded' : 'extrapolated';
+  const certain = Math.max(covered.events, bound?.events ?? 0);
+  // A full sample holds at least its events whatever the rate elsewhere: a gap counted at zero
+  // beside a dense stretch must not price the dense one at zero.
+  const expected = Math.max(
+    covered.events + restMs * rate,
+    bound === null ? 0 : bound.events + Math.max(0, lengthMs - bound.ms - covered.ms) * rate + covered.events,
+  );
   return {
-    kind: covered.ms > 0 ? 'scaled' : 'extrapolated',
+    kind,
     events: {
-      low: covered.events + restMs * rate.low,
-      expected: covered.events + restMs * rate.expected,
-      high: covered.events + restMs * rate.high,
+      low: certain,
+      expected: Math.max(certain, expected),
+      high: Math.max(covered.events + restMs * MAX_EVENTS_PER_MS, expected),
     },
   };
 }
@@ -179,4 +202,16 @@ export function countedInWindow(
 /** Samples as rate pieces: a full answer only bounds its interval's count from below. */
 export function samplePieces(samples: readonly SampleCount[]): Counted[] {
   return samples.map((s) => ({ ms: s.interval.endMs - s.interval.startMs, events: s.events, atLeast: s.full }));
+}
+
+/** The fullest sample inside the window that came back full: at least that many events there. */
+export function boundInWindow(window: Interval, samples: readonly SampleCount[]): Counted | null {
+  const inside = samples.filter(
+    (s) => s.full && s.interval.startMs >= window.startMs && s.interval.endMs <= window.endMs,
+  );
+  if (inside.length === 0) return null;
+  const densest = inside.reduce((b, s) =>
+    s.events / (s.interval.endMs - s.interval.startMs) > b.events / (b.interval.endMs - b.interval.startMs) ? s : b,
+  );
+  return { ms: densest.interval.endMs - densest.interval.startMs, events: densest.events, atLeast: true };
 }

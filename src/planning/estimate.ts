@@ -9,9 +9,11 @@
  * (docs/design.md, "Cost": about 1.4 newest-first, up to 2 for other orders). The factor is measured
  * on done windows of the same or a wider stream when there are any.
  */
+import type { Interval } from '../domain/interval.js';
 import { LIMITS, yearSpan } from '../domain/spec.js';
 import type { YearChunk } from './chunks.js';
-import type { EventRange } from './density.js';
+import { windowEvents, type Counted, type DensityKind, type EventRange, type RatePool } from './density.js';
+import { MAX_PROBE_PLACES } from './truncation/knowledge.js';
 
 export const CAP = LIMITS.maxResultsCeiling;
 
@@ -131,6 +133,60 @@ export function rounded(e: Estimate): Estimate {
     low: whole(Math.floor(e.low + 1e-9)),
     expected: whole(Math.round(e.expected)),
     high: whole(Math.ceil(e.high - 1e-9)),
+  };
+}
+
+/**
+ * Cap probes (billed calls over unfiltered months) while the gateway's cap is unknown: one expected,
+ * possible (none expected), or none (the cap is known).
+ */
+export type CapProbe = 'expected' | 'possible' | 'none';
+
+/** What is known of one planned window's events. */
+export interface WindowCount {
+  window: Interval;
+  /** Counted in it: stored parts and samples below the cap (see countedInWindow). */
+  counted: Counted;
+  /** The fullest full sample inside it (see boundInWindow), or null. */
+  bound: Counted | null;
+  /** Stored whole and proven for this or a wider stream: read with chunks sized from its events. */
+  stored: boolean;
+}
+
+/** Billed calls of each window and the probe, and the totals; no figures when a window's density is unknown. */
+export type EarthquakeCost =
+  | { kinds: DensityKind[]; calls: null }
+  | { kinds: DensityKind[]; calls: Estimate[]; totalCalls: Estimate; totalUnits: Estimate };
+
+/**
+ * Billed calls and units of an earthquake backfill. Probes are never in the low end: they are made
+ * only when an answer's size leaves the cap in question, and none may. The high end allows for a
+ * catalog sparse around every window, where each read asks every place it may probe.
+ */
+export function earthquakeCost(
+  counts: readonly WindowCount[],
+  pool: RatePool | null,
+  factors: { order: OrderFactor; units: UnitsFactor },
+  probe: CapProbe,
+): EarthquakeCost {
+  const perWindow = counts.map((c) => windowEvents(c.window, c.counted, pool, c.bound));
+  const kinds = perWindow.map((w) => w.kind);
+  if (perWindow.some((w) => w.events === null)) return { kinds, calls: null };
+  const calls = perWindow.map((w, i) =>
+    windowCalls(w.events!, counts[i]!.stored ? STORED_ORDER_FACTOR : factors.order),
+  );
+  const unitsPer = perWindow.map((w, i) => windowUnits(w.events!, calls[i]!, factors.units));
+  const probeCost: Estimate = {
+    low: 0,
+    expected: probe === 'expected' ? 1 : 0,
+    high: probe === 'none' ? 0 : MAX_PROBE_PLACES * counts.length,
+  };
+  const asUnits = (e: Estimate): Estimate => ({ low: e.low * CAP, expected: e.expected * CAP, high: e.high * CAP });
+  return {
+    kinds,
+    calls: [...calls, probeCost],
+    totalCalls: sumEstimates([...calls, probeCost]),
+    totalUnits: sumEstimates([...unitsPer, asUnits(probeCost)]),
   };
 }
 

@@ -57,23 +57,37 @@ async function dryRun(args: string[], env: Record<string, string>): Promise<DryR
 
 const billedCalls = (e: RunningEmulator) => e.calls.filter((c) => c.billed).length;
 
+/** A database and an emulator of the bundled data of their own, and the CLI's environment for them. */
+async function startFresh(
+  order: EventOrder,
+  seed: number,
+): Promise<{ db: TestDatabase; emulator: RunningEmulator; env: Record<string, string> }> {
+  const db = await createTestDatabase();
+  const emulator = await startEmulator({ key: KEY, ...bundledDataPaths(), order, seed });
+  const env = {
+    DATABASE_URL: db.url,
+    REDIS_URL: `${redisUrl()}/0`,
+    GATEWAY_BASE_URL: emulator.url,
+    MARKET_KEY: KEY,
+    QUEUE_PREFIX: uniquePrefix(),
+    LOG_LEVEL: 'warn',
+    RETRY_BASE_DELAY_MS: '20',
+  };
+  return { db, emulator, env };
+}
+
+async function stopFresh(db: TestDatabase, emulator: RunningEmulator): Promise<void> {
+  await emulator.close();
+  await db.drop();
+}
+
 describe.each(['newest', 'random'] as const)('plan before paying, gateway order %s', (order: EventOrder) => {
   let db: TestDatabase;
   let emulator: RunningEmulator;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    emulator = await startEmulator({ key: KEY, ...bundledDataPaths(), order, seed: 7 });
-    env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: `${redisUrl()}/0`,
-      GATEWAY_BASE_URL: emulator.url,
-      MARKET_KEY: KEY,
-      QUEUE_PREFIX: uniquePrefix(),
-      LOG_LEVEL: 'warn',
-      RETRY_BASE_DELAY_MS: '20',
-    };
+    ({ db, emulator, env } = await startFresh(order, 7));
     // Part of the bundled data: the demo's earthquake ranges, unfiltered, so density is stored.
     const pipeline = startPipeline(db, emulator, KEY);
     try {
@@ -94,10 +108,7 @@ describe.each(['newest', 'random'] as const)('plan before paying, gateway order 
     }
   });
 
-  afterAll(async () => {
-    await emulator.close();
-    await db.drop();
-  });
+  afterAll(() => stopFresh(db, emulator));
 
   it('extrapolates a range nothing covers from the density stored elsewhere, with a wide range', async () => {
     const plan = await dryRun(['backfill', 'earthquakes', '--from', '2024-01-01', '--to', '2024-03-01'], env);
@@ -184,23 +195,10 @@ describe('--sample and the confirmation', () => {
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    emulator = await startEmulator({ key: KEY, ...bundledDataPaths(), order: 'newest', seed: 7 });
-    env = {
-      DATABASE_URL: db.url,
-      REDIS_URL: `${redisUrl()}/0`,
-      GATEWAY_BASE_URL: emulator.url,
-      MARKET_KEY: KEY,
-      QUEUE_PREFIX: uniquePrefix(),
-      LOG_LEVEL: 'warn',
-      RETRY_BASE_DELAY_MS: '20',
-    };
+    ({ db, emulator, env } = await startFresh('newest', 7));
   });
 
-  afterAll(async () => {
-    await emulator.close();
-    await db.drop();
-  });
+  afterAll(() => stopFresh(db, emulator));
 
   const month = ['--from', '2025-05-06T00:00:00Z', '--to', '2025-06-05T00:00:00Z'];
 
@@ -289,5 +287,44 @@ describe('--sample and the confirmation', () => {
     const yes = await cli([...args, '--yes'], { ...env, CONFIRM_BILLED_CALLS: '1' });
     expect(yes.code, yes.err).toBe(0);
     expect(yes.out).toMatch(/earthquake:m2: 1 partitions planned, 1 jobs enqueued/);
+  });
+});
+
+/**
+ * Nothing stored: the estimate comes from `--sample` alone, over a month the bundled catalog holds
+ * whole. One sample leaves the window unmeasured and the plan says so; a few more measure it, and
+ * the backfill then bills within the range, near the point estimate.
+ */
+describe('a plan sampled on a fresh database contains the backfill', () => {
+  let db: TestDatabase;
+  let emulator: RunningEmulator;
+  let env: Record<string, string>;
+  const range = ['--from', '2025-08-19T00:00:00Z', '--to', '2025-09-18T00:00:00Z', '--min-magnitude', '1'];
+
+  beforeAll(async () => {
+    ({ db, emulator, env } = await startFresh('random', 11));
+  });
+
+  afterAll(() => stopFresh(db, emulator));
+
+  it('says a window one full sample left unmeasured; measured, it bills within the range', async () => {
+    const few = await cli(['plan', 'earthquakes', ...range, '--sample', '1'], env);
+    expect(few.code, few.err).toBe(0);
+    expect(few.out).toMatch(/1 of 1 window unmeasured: .*--sample 2 measures most/);
+
+    const plan = (await dryRun(['backfill', 'earthquakes', ...range, '--sample', '4'], env)) as DryRun & {
+      unmeasuredWindows: number;
+    };
+    expect(plan.unmeasuredWindows).toBe(0);
+    const billedBefore = billedCalls(emulator);
+    const r = await cli(['backfill', 'earthquakes', ...range, '--inline', '--yes'], env);
+    expect(r.code, r.err).toBe(0);
+    const actual = billedCalls(emulator) - billedBefore;
+    const e = plan.estimatedBilledCalls!;
+    process.stdout.write(`sampled fresh month: estimated ${e.expected} (${e.low}-${e.high}), billed ${actual}\n`);
+    expect(actual).toBeGreaterThanOrEqual(e.low);
+    expect(actual).toBeLessThanOrEqual(e.high);
+    expect(e.expected / actual).toBeGreaterThan(1 / 1.5);
+    expect(e.expected / actual).toBeLessThan(1.5);
   });
 });

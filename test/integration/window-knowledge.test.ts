@@ -87,7 +87,8 @@ describe('what a window read starts from', () => {
 
   it('the cap: a lapsed floor sizes nothing; a probe within the TTL sizes chunks; the region of the largest answer is where a probe asks', async () => {
     const gatewayKey = earthquakeGatewayKey(BASE_URL);
-    const region = { lo: T0, hi: T0 + 30 * DAY_MS };
+    // Away from the window: a region inside the month around it would be dropped for that month.
+    const region = { lo: T0 + 200 * DAY_MS, hi: T0 + 230 * DAY_MS };
     await recordAnswerSize(db.db, gatewayKey, { size: 200, region }, new Date(Date.now() - 120_000), 60_000);
     let k = await readWindowKnowledge(deps, job(10, 20), { kind: 'first' });
     expect(k.cap.floor).toBe(1);

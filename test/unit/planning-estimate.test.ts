@@ -4,11 +4,13 @@ import { backfillCommand } from '../../src/cli/commands/backfill.js';
 import { billedCallsToConfirm, parseSampleFlag, planJson, planLines } from '../../src/cli/actions/plan.js';
 import { planCommand } from '../../src/cli/commands/plan.js';
 import type { Plan } from '../../src/ingest/plan.js';
-import { nextLengthMs, sampleInterval, sampleWindows } from '../../src/ingest/sample.js';
+import { SampleSchedule, nextLengthMs, sampleInterval, sampleWindows } from '../../src/planning/samples.js';
 import {
   countedInWindow,
   isWiderOrEqual,
   piecesOf,
+  isMeasured,
+  MAX_EVENTS_PER_DAY,
   ratePool,
   unionOf,
   windowEvents,
@@ -93,7 +95,7 @@ describe('event density of a window', () => {
     expect(ratePool([])).toBeNull();
   });
 
-  it('extrapolates from the pool: expected is the pooled rate, low and high the extreme rates', () => {
+  it('extrapolates from the pool: expected is the pooled rate; nothing counted may be empty or as dense as the catalog gets', () => {
     const pool = ratePool([
       { ms: DAY, events: 10 },
       { ms: DAY, events: 30 },
@@ -103,8 +105,18 @@ describe('event density of a window', () => {
     const e = windowEvents(window, { ms: 0, events: 0 }, pool);
     expect(e.kind).toBe('extrapolated');
     expect(e.events!.expected).toBeCloseTo(600);
-    expect(e.events!.low).toBeCloseTo(300);
-    expect(e.events!.high).toBeCloseTo(900);
+    expect(e.events!.low).toBe(0);
+    expect(e.events!.high).toBeCloseTo(30 * MAX_EVENTS_PER_DAY);
+  });
+
+  it('a full sample inside a window is a lower bound: the low end, never the high one', () => {
+    const bound = { ms: DAY, events: 200, atLeast: true };
+    const e = windowEvents(window, { ms: 0, events: 0 }, null, bound);
+    expect(e.kind).toBe('bounded');
+    expect(e.events!.low).toBe(200);
+    expect(e.events!.expected).toBeCloseTo(30 * 200);
+    expect(e.events!.high).toBeCloseTo(30 * MAX_EVENTS_PER_DAY);
+    expect(isMeasured(e.kind)).toBe(false);
   });
 
   it('with only full samples, the largest lower bound is the expectation', () => {
@@ -266,6 +278,25 @@ describe('--sample', () => {
     );
   });
 
+  it('a window dense in earlier answers starts at half a cap; earlier samples place the next one', () => {
+    const s = new SampleSchedule(windows.slice(0, 2), 4);
+    const whole = s.next()!;
+    expect(whole.interval).toEqual({ startMs: 0, endMs: 31 * DAY });
+    s.answered(whole, 200, 31 * DAY);
+    const shrunk = s.next()!;
+    const shrunkMs = shrunk.interval.endMs - shrunk.interval.startMs;
+    s.answered(shrunk, 150, shrunkMs);
+    const next = s.next()!;
+    expect(next.window).toBe(windows[1]);
+    const halfCapMs = (100 * shrunkMs) / 150;
+    expect(Math.abs(next.interval.endMs - next.interval.startMs - halfCapMs)).toBeLessThan(2000);
+
+    const w = windows[2]!;
+    const earlier = [{ interval: { startMs: w.startMs, endMs: w.startMs + DAY }, events: 100, full: false }];
+    const step = new SampleSchedule([w], 1, earlier).next()!;
+    expect(step.interval.endMs - step.interval.startMs).toBe(DAY);
+  });
+
   it('--sample takes 1 to 1000', () => {
     expect(parseSampleFlag(undefined)).toBe(0);
     expect(parseSampleFlag('12')).toBe(12);
@@ -283,7 +314,11 @@ describe('plan output', () => {
     estimatedUnits: null,
     estimatedSeconds: null,
     minimumBilledCalls: 3,
-    density: { windows: { exact: 0, scaled: 0, extrapolated: 0, unknown: 3 }, sourceStreams: [], samples: 0 },
+    density: {
+      windows: { exact: 0, scaled: 0, bounded: 0, extrapolated: 0, unknown: 3 },
+      sourceStreams: [],
+      samples: 0,
+    },
     orderFactor: DEFAULT_ORDER_FACTOR,
     capProbe: 'none',
     latencyMs: 500,

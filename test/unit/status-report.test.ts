@@ -169,6 +169,7 @@ describe('status is about what was asked', () => {
       unit: 'time',
       from: '2025-05-01T00:00:00Z',
       to: '2025-09-30T00:00:00Z',
+      untilNow: false,
       coveredFraction: 1,
       gaps: [],
     });

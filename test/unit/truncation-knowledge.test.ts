@@ -11,6 +11,7 @@ import {
   initialFrontier,
   inQuestion,
   isFull,
+  probeRegionsOf,
   resumeRead,
   savedFrontierSchema,
   sizingCap,
@@ -75,6 +76,21 @@ describe('the cap', () => {
     expect(afterProbe(cap({ floor: 100, hint: 100 }), 100).measured).toBe(100);
     expect(sizingCap(cap({ hint: 100 }))).toBe(100);
     expect(afterProbe(cap({ probes: [0] }), 0).measured).toBeNull();
+  });
+
+  it('two probes of one size over one stretch measure nothing: the same events may fill both', () => {
+    const nested = cap({ floor: 25, probeRegions: [{ lo: T0, hi: T0 + DAY_MS }, region] });
+    const c = afterProbe(afterProbe(nested, 25), 25);
+    expect(c.measured).toBeNull();
+  });
+
+  it('a probe place inside another is dropped: it could only repeat that answer', () => {
+    const day = { startMs: T0 + 10 * DAY_MS, endMs: T0 + 11 * DAY_MS };
+    const regions = probeRegionsOf(day, { lo: day.startMs, hi: day.endMs }, T0 + 400 * DAY_MS);
+    expect(regions).not.toContainEqual({ lo: day.startMs, hi: day.endMs });
+    expect(regions).toHaveLength(3);
+    const far = { lo: T0 + 200 * DAY_MS, hi: T0 + 230 * DAY_MS };
+    expect(probeRegionsOf(day, far, T0 + 400 * DAY_MS)[0]).toEqual(far);
   });
 
   it('a held answer waits for the probe, and the probe makes it a proof', () => {

@@ -10,6 +10,7 @@ import { earthquakeGatewayKey } from '../../db/gateway-knowledge.js';
 import { UsageError } from '../../errors.js';
 import type { Gateway } from '../../gateway/client.js';
 import { planBackfill, type BackfillRequest, type Plan } from '../../ingest/plan.js';
+import { isMeasured } from '../../planning/density.js';
 import { sampleDensity, type SampleResult } from '../../ingest/sample.js';
 import type { Log } from '../../log.js';
 import { EXIT } from '../exit.js';
@@ -68,9 +69,7 @@ export async function computePlan(
 ): Promise<PlanOutcome> {
   const first = await planBackfill(db, request, settingsOf(env, Date.now()));
   if (sample === 0 || request.operation !== 'earthquake') return { plan: first, sampled: null };
-  const targets = first.plannedWindows
-    .filter((w) => w.density === 'unknown' || w.density === 'extrapolated')
-    .map((w) => w.window);
+  const targets = first.plannedWindows.filter((w) => !isMeasured(w.density)).map((w) => w.window);
   if (targets.length === 0) return { plan: first, sampled: 'skipped' };
   // Samples are billed calls like any other: BILLED_CALLS_PER_DAY holds for them too.
   const deps = {
@@ -107,6 +106,7 @@ export function planJson({ plan, sampled }: PlanOutcome): Record<string, unknown
     estimatedBilledCalls,
     estimatedUnits,
     estimatedSeconds,
+    unmeasuredWindows: unmeasuredWindows(plan),
     ...details,
     sample,
   };
@@ -149,8 +149,9 @@ export function planLines({ plan, sampled }: PlanOutcome): string[] {
     const d = plan.density.windows;
     const from = plan.density.sourceStreams.length > 0 ? ` from ${plan.density.sourceStreams.join(', ')}` : '';
     lines.push(
-      `  event density: ${d.exact} counted exactly, ${d.scaled} partly, ${d.extrapolated} extrapolated, ` +
-        `${d.unknown} unknown${from}` +
+      `  event density: ${d.exact} counted exactly, ${d.scaled} partly, ` +
+        `${d.bounded > 0 ? `${d.bounded} bounded (a sample came back full), ` : ''}` +
+        `${d.extrapolated} extrapolated, ${d.unknown} unknown${from}` +
         (plan.density.samples ? `, ${counted(plan.density.samples, 'sample', 'samples')}` : ''),
     );
   }
@@ -180,6 +181,13 @@ export function planLines({ plan, sampled }: PlanOutcome): string[] {
       `  estimated units: ${n(plan.estimatedUnits.expected)} ${plan.estimatedUnits.unit} ` +
         `(${n(plan.estimatedUnits.low)} to ${n(plan.estimatedUnits.high)})`,
     );
+  const unmeasured = unmeasuredWindows(plan);
+  if (unmeasured > 0)
+    lines.push(
+      `  ${n(unmeasured)} of ${counted(plan.windows, 'window', 'windows')} unmeasured: their count is a guess, and ` +
+        `the range allows for the densest the catalog gets; --sample ${2 * plan.windows} measures most ` +
+        '(a dense window takes two or three samples; the plan then says what is still unmeasured)',
+    );
   if (plan.estimatedSeconds !== null) {
     const latency = plan.latencySource === 'measured' ? 'median of recent calls' : 'no call measured yet';
     const cycle = plan.callCycleMs === null ? '' : `, ${plan.callCycleMs} ms from one call of a window to its next`;
@@ -189,6 +197,13 @@ export function planLines({ plan, sampled }: PlanOutcome): string[] {
     );
   }
   return lines;
+}
+
+/** Windows whose own count does not say how dense they are (a full sample, other windows' rate, nothing). */
+export function unmeasuredWindows(plan: Plan): number {
+  if (!plan.density) return 0;
+  const d = plan.density.windows;
+  return d.bounded + d.extrapolated + d.unknown;
 }
 
 /** What the threshold is compared with: the expected calls, or the certain minimum when nothing is known. */

@@ -21,13 +21,13 @@ function percent(fraction: number): string {
 
 function formatGap(g: { from: string | number; to: string | number }, c: Coverage): string {
   // The gap up to this instant is the time since the last run: say so rather than print a timestamp.
-  if (c.unit === 'time' && g.to === c.to) return `${g.from} .. now`;
+  if (c.unit === 'time' && c.untilNow && g.to === c.to) return `${g.from} .. now`;
   return g.from === g.to ? String(g.from) : `${g.from} .. ${g.to}`;
 }
 
 function formatCoverage(c: Coverage | null): string[] {
   if (c === null) return ['  coverage: nothing ingested yet'];
-  const until = c.unit === 'time' ? 'now' : String(c.to);
+  const until = c.unit === 'time' && c.untilNow ? 'now' : String(c.to);
   const count = c.gaps.length === 0 ? 'no gaps' : `${c.gaps.length} gap${c.gaps.length === 1 ? '' : 's'}`;
   const lines = [`  coverage ${c.from} .. ${until}: ${percent(c.coveredFraction)}, ${count}`];
   const gaps: Array<{ from: string | number; to: string | number }> = c.gaps;

@@ -20,6 +20,7 @@
  */
 import { z } from 'zod';
 import { LIMITS } from '../../domain/spec.js';
+import { SECOND_MS } from '../../domain/time.js';
 
 export const MAX_RESULTS = LIMITS.maxResultsCeiling;
 /** Probes of fewer events than this measured sparse months, not a cap worth sizing for. */
@@ -89,15 +90,26 @@ export function afterAnswer(c: Cap, size: number): Cap {
  * gave as many, or the cap last measured (the hint) was that.
  */
 export function afterProbe(c: Cap, size: number): Cap {
-  const again = size >= MIN_SIZING_CAP && (c.probes.includes(size) || c.hint === size);
+  // Overlapping regions may hold the same events: only a place of its own gives the cap's size again.
+  const region = nextProbeRegion(c);
+  const elsewhere = c.probes.some((p, i) => p === size && apart(probeRegionAt(c, i), region));
+  const again = size >= MIN_SIZING_CAP && (elsewhere || c.hint === size);
   const measured = again || size >= MAX_RESULTS ? size : c.measured;
   return { ...c, floor: Math.max(c.floor, size), measured, probes: [...c.probes, size] };
 }
 
 /** Where the next probe asks. */
 export function nextProbeRegion(c: Cap): { lo: number; hi: number } {
-  return c.probeRegions[Math.min(c.probes.length, c.probeRegions.length - 1)]!;
+  return probeRegionAt(c, c.probes.length);
 }
+
+function probeRegionAt(c: Pick<Cap, 'probeRegions'>, k: number): { lo: number; hi: number } {
+  return c.probeRegions[Math.min(k, c.probeRegions.length - 1)]!;
+}
+
+/** Abutting months share their end second (inclusive ends): more than that makes them one place. */
+const apart = (a: { lo: number; hi: number }, b: { lo: number; hi: number }) =>
+  Math.min(a.hi, b.hi) - Math.max(a.lo, b.lo) <= SECOND_MS;
 
 /**
  * What other reads learned meanwhile (shared within the TTL): a higher floor or a measured cap.

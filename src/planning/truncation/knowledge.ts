@@ -98,6 +98,9 @@ const MONTH_MS = LIMITS.maxWindowDays * DAY_MS - SECOND_MS;
  * month ending now (a real catalog's densest): a month of the real catalog holds far more than a
  * cap, but a window at the edge of the data may sit in a sparse one.
  */
+/** At most this many places per read (probeRegionsOf): what one read's probes may cost. */
+export const MAX_PROBE_PLACES = 4;
+
 export function probeRegionsOf(window: Interval, capRegion: Region | null, nowMs: number): Region[] {
   const end = secondAfter(window.endMs);
   const now = secondAfter(nowMs);
@@ -107,7 +110,9 @@ export function probeRegionsOf(window: Interval, capRegion: Region | null, nowMs
     { lo: end - SECOND_MS, hi: end - SECOND_MS + MONTH_MS },
     ...(nowMs > end + MONTH_MS ? [{ lo: now - MONTH_MS, hi: now }] : []),
   ];
-  return candidates.filter((r, i) => candidates.findIndex((o) => o.lo === r.lo && o.hi === r.hi) === i);
+  // A region inside another holds at most as many events: asked first it could only repeat an answer.
+  const inside = (r: Region, o: Region) => o.lo <= r.lo && r.hi <= o.hi;
+  return candidates.filter((r, i) => candidates.every((o, j) => j === i || !inside(r, o) || (inside(o, r) && j > i)));
 }
 
 /** Proven parts within [lo, hi], merged across gaps of at most a second (proofs understate by up to one). */
