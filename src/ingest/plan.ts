@@ -235,7 +235,7 @@ async function planEarthquakes(
     windows.map((window, i) => ({
       window,
       counted: counted[i]!,
-      bound: boundInWindow(window, samples),
+      bound: boundInWindow(window, samples, partsPerWindow[i]),
       stored: coversWhole(partsPerWindow[i]!, window),
     })),
     pool,

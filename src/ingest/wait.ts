@@ -114,10 +114,12 @@ function pollLoop(db: Db, refs: PartitionRef[], onProgress: (p: WaitProgress) =>
         }
         const halt = await haltWithin(options);
         if (halt) {
-          // A job may have finished the last partition between the two reads: counted again, that wins.
+          // A job may have finished the last partition between the two reads: counted again, that wins,
+          // unless the cancel itself finished them (as failed): then it was the cancel.
           last = await withDeadline(countFinished(db, refs), POLL_DEADLINE_MS, 'PostgreSQL');
           onProgress(last);
-          return isFinishedCount(last) ? finishedOf(last) : { ...finishedOf(last), halt };
+          const finished = isFinishedCount(last) && halt.kind !== 'cancelled';
+          return finished ? finishedOf(last) : { ...finishedOf(last), halt };
         }
       } catch (e) {
         // A silent connection is an outage like a refused one: the pool replaces it, the wait goes on.

@@ -130,10 +130,11 @@ export interface WindowEvents {
 }
 
 /**
- * A window's events. What was counted is certain; the time not counted holds, at the low end,
- * nothing (a gap in the catalog); expected, the window's own rate when it counted an hour or more,
- * else at least a full sample's rate inside it, else the pool's; at the high end, the densest the
- * catalog plausibly gets.
+ * A window's events. What was counted is certain, and so are the events of full samples apart from
+ * it (`bound`); the time neither covers holds, at the low end, nothing (a gap in the catalog);
+ * expected, the rate of both together when they span an hour or more (a full sample left out would
+ * price the densest stretches at the rate of the sparse ones, where samples came back below the
+ * cap), else the pool's; at the high end, the densest the catalog plausibly gets.
  */
 export function windowEvents(
   window: Interval,
@@ -145,26 +146,19 @@ export function windowEvents(
   const restMs = Math.max(0, lengthMs - covered.ms);
   if (restMs === 0)
     return { kind: 'exact', events: { low: covered.events, expected: covered.events, high: covered.events } };
-  const own = covered.ms >= MIN_RATE_PIECE_MS ? covered.events / covered.ms : null;
-  const boundRate = bound === null ? null : bound.events / Math.max(1, bound.ms);
-  const rate = own ?? boundRate ?? pool?.expected ?? null;
+  const seen = { ms: covered.ms + (bound?.ms ?? 0), events: covered.events + (bound?.events ?? 0) };
+  // A full sample is a lower bound however short; a count of minutes says little of a month.
+  const own = seen.ms >= MIN_RATE_PIECE_MS || (bound !== null && seen.ms > 0) ? seen.events / seen.ms : null;
+  const rate = own ?? pool?.expected ?? null;
   if (rate === null) return { kind: 'unknown', events: null };
-  const kind: DensityKind = own !== null ? 'scaled' : boundRate !== null ? 'bounded' : 'extrapolated';
-  const certain = Math.max(covered.events, bound?.events ?? 0);
-  // A full sample holds at least its events whatever the rate elsewhere: a gap counted at zero
-  // beside a dense stretch must not price the dense one at zero.
-  const expected = Math.max(
-    covered.events + restMs * rate,
-    bound === null ? 0 : bound.events + Math.max(0, lengthMs - bound.ms - covered.ms) * rate + covered.events,
-  );
-  return {
-    kind,
-    events: {
-      low: certain,
-      expected: Math.max(certain, expected),
-      high: Math.max(covered.events + restMs * MAX_EVENTS_PER_MS, expected),
-    },
-  };
+  const kind: DensityKind = covered.ms >= MIN_RATE_PIECE_MS ? 'scaled' : bound !== null ? 'bounded' : 'extrapolated';
+  const unseenMs = Math.max(0, lengthMs - seen.ms);
+  const high = Math.max(covered.events + restMs * MAX_EVENTS_PER_MS, seen.events + unseenMs * rate);
+  // Full samples alone say "at least": a window a cap fills is priced between that and the densest
+  // (their geometric mean), unless the samples' rate says more.
+  const unmeasured = kind === 'bounded' ? Math.sqrt(Math.max(1, seen.events) * high) : 0;
+  const expected = Math.max(seen.events + unseenMs * rate, unmeasured);
+  return { kind, events: { low: seen.events, expected, high } };
 }
 
 export interface SampleCount {
@@ -204,14 +198,32 @@ export function samplePieces(samples: readonly SampleCount[]): Counted[] {
   return samples.map((s) => ({ ms: s.interval.endMs - s.interval.startMs, events: s.events, atLeast: s.full }));
 }
 
-/** The fullest sample inside the window that came back full: at least that many events there. */
-export function boundInWindow(window: Interval, samples: readonly SampleCount[]): Counted | null {
-  const inside = samples.filter(
-    (s) => s.full && s.interval.startMs >= window.startMs && s.interval.endMs <= window.endMs,
-  );
-  if (inside.length === 0) return null;
-  const densest = inside.reduce((b, s) =>
-    s.events / (s.interval.endMs - s.interval.startMs) > b.events / (b.interval.endMs - b.interval.startMs) ? s : b,
-  );
-  return { ms: densest.interval.endMs - densest.interval.startMs, events: densest.events, atLeast: true };
+/**
+ * Full samples inside the window apart from what was counted there (`counted`: stored parts and
+ * samples below the cap) and from each other, smallest first: at least their events, over their time.
+ */
+export function boundInWindow(
+  window: Interval,
+  samples: readonly SampleCount[],
+  counted: readonly Interval[] = [],
+): Counted | null {
+  const inside = (i: Interval) => i.startMs >= window.startMs && i.endMs <= window.endMs;
+  const lengthOf = (i: Interval) => i.endMs - i.startMs;
+  const complete = samples.filter((s) => !s.full && inside(s.interval)).map((s) => s.interval);
+  const taken: Interval[] = [...counted, ...complete];
+  // A full sample longer than the complete ones is a weak bound (a cap over a week the catalog fills
+  // ten times): beside them it would price the window low. Alone, it is all there is.
+  const longest = complete.length > 0 ? Math.max(...complete.map(lengthOf)) : Infinity;
+  const full = samples
+    .filter((s) => s.full && inside(s.interval) && lengthOf(s.interval) <= longest)
+    .sort((a, b) => a.interval.endMs - a.interval.startMs - (b.interval.endMs - b.interval.startMs));
+  let ms = 0;
+  let events = 0;
+  for (const s of full) {
+    if (taken.some((t) => overlaps(t, s.interval))) continue;
+    taken.push(s.interval);
+    ms += s.interval.endMs - s.interval.startMs;
+    events += s.events;
+  }
+  return ms > 0 ? { ms, events, atLeast: true } : null;
 }

@@ -137,6 +137,12 @@ export function rounded(e: Estimate): Estimate {
 }
 
 /**
+ * When no probe place proves the cap, an answer below max_results counts as full and its window is
+ * read again in parts, each below the largest answer seen: a few calls more in a sparse catalog.
+ */
+const UNPROVEN_SPLIT_CALLS = 4;
+
+/**
  * Cap probes (billed calls over unfiltered months) while the gateway's cap is unknown: one expected,
  * possible (none expected), or none (the cap is known).
  */
@@ -147,7 +153,7 @@ export interface WindowCount {
   window: Interval;
   /** Counted in it: stored parts and samples below the cap (see countedInWindow). */
   counted: Counted;
-  /** The fullest full sample inside it (see boundInWindow), or null. */
+  /** Full samples inside it apart from what was counted (see boundInWindow), or null. */
   bound: Counted | null;
   /** Stored whole and proven for this or a wider stream: read with chunks sized from its events. */
   stored: boolean;
@@ -161,7 +167,8 @@ export type EarthquakeCost =
 /**
  * Billed calls and units of an earthquake backfill. Probes are never in the low end: they are made
  * only when an answer's size leaves the cap in question, and none may. The high end allows for a
- * catalog sparse around every window, where each read asks every place it may probe.
+ * catalog sparse around every window, where each read asks every place it may probe and, none
+ * proving the cap, reads its window again in parts.
  */
 export function earthquakeCost(
   counts: readonly WindowCount[],
@@ -179,7 +186,7 @@ export function earthquakeCost(
   const probeCost: Estimate = {
     low: 0,
     expected: probe === 'expected' ? 1 : 0,
-    high: probe === 'none' ? 0 : MAX_PROBE_PLACES * counts.length,
+    high: probe === 'none' ? 0 : (MAX_PROBE_PLACES + UNPROVEN_SPLIT_CALLS) * counts.length,
   };
   const asUnits = (e: Estimate): Estimate => ({ low: e.low * CAP, expected: e.expected * CAP, high: e.high * CAP });
   return {

@@ -6,6 +6,7 @@ import { planCommand } from '../../src/cli/commands/plan.js';
 import type { Plan } from '../../src/ingest/plan.js';
 import { SampleSchedule, nextLengthMs, sampleInterval, sampleWindows } from '../../src/planning/samples.js';
 import {
+  boundInWindow,
   countedInWindow,
   isWiderOrEqual,
   piecesOf,
@@ -117,6 +118,23 @@ describe('event density of a window', () => {
     expect(e.events!.expected).toBeCloseTo(30 * 200);
     expect(e.events!.high).toBeCloseTo(30 * MAX_EVENTS_PER_DAY);
     expect(isMeasured(e.kind)).toBe(false);
+  });
+
+  it('full samples count beside the counted ones: the dense stretches are not priced at the sparse rate', () => {
+    const at = (day: number, days: number, events: number) => ({
+      interval: { startMs: window.startMs + day * DAY, endMs: window.startMs + (day + days) * DAY },
+      events,
+      full: events >= 200,
+    });
+    // Below the cap where the catalog is quiet; full where it is dense (one inside another: the smaller).
+    const samples = [at(0, 2, 20), at(10, 4, 200), at(11, 1, 200), at(20, 1, 200), at(20.5, 2, 200)];
+    const counted = countedInWindow(window, [], 0, samples);
+    const bound = boundInWindow(window, samples)!;
+    expect(bound).toEqual({ ms: 2 * DAY, events: 400, atLeast: true });
+    const e = windowEvents(window, counted, null, bound);
+    expect(e.kind).toBe('scaled');
+    expect(e.events!.low).toBe(420);
+    expect(e.events!.expected).toBeCloseTo(420 + 26 * (420 / 4));
   });
 
   it('with only full samples, the largest lower bound is the expectation', () => {
