@@ -187,7 +187,7 @@ describe('journeys on one database', () => {
   });
 });
 
-/** The bundled real months as one catalog (test data only: nothing here reads ../shared). */
+/** The bundled real months as one catalog (test data, from the emulator package's data folder). */
 const realCatalog = (): CatalogEvent[] => REAL_MONTH_FILES.flatMap(usgsCatalog);
 
 describe('the reported journeys on the real months', () => {
