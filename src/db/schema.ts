@@ -60,6 +60,16 @@ export const gatewayExecutions = pgTable(
     index('gateway_executions_started_at_idx').on(t.startedAt),
     index('gateway_executions_stream_idx').on(t.streamKey, t.startedAt),
     index('gateway_executions_job_idx').on(t.jobId),
+    // What a partition's calls did after a given one (the status page: what overcame an error).
+    index('gateway_executions_partition_idx').on(t.streamKey, t.partitionKey, t.startedAt),
+    // Plans read a stream's cap probes and samples: a few rows among every call of the stream.
+    index('gateway_executions_purpose_idx')
+      .on(t.streamKey, t.callPurpose)
+      .where(sql`${t.callPurpose} in ('cap-probe', 'sample')`),
+    // The newest failure of each stream, for `status`.
+    index('gateway_executions_error_idx')
+      .on(t.streamKey, t.startedAt)
+      .where(sql`${t.errorKind} is not null`),
     check(
       'gateway_executions_operation_check',
       sql`${t.operation} in (${sql.raw(OPERATION_NAMES.map((o) => `'${o}'`).join(', '))})`,
@@ -90,7 +100,20 @@ export const earthquakeEvents = pgTable(
     deletedAt: tz('deleted_at'),
     deletedExecutionId: bigint('deleted_execution_id', { mode: 'number' }),
   },
-  (t) => [index('earthquake_events_time_idx').on(t.time)],
+  (t) => [
+    index('earthquake_events_time_idx').on(t.time),
+    // What BI filters the current catalog by (the earthquakes view): magnitude thresholds and areas.
+    index('earthquake_events_magnitude_idx')
+      .on(t.magnitude, t.time)
+      .where(sql`${t.deletedAt} is null`),
+    index('earthquake_events_area_idx')
+      .on(t.latitude, t.longitude)
+      .where(sql`${t.deletedAt} is null`),
+    // `status` counts the events revised lately: a lookup, not a scan.
+    index('earthquake_events_revised_idx')
+      .on(t.revisedAt)
+      .where(sql`${t.revisedAt} is not null`),
+  ],
 );
 
 /** Every change a revision or deletion made to an event: what BI reads to see how a magnitude was revised. */
@@ -340,6 +363,63 @@ export const gatewayCostRollup = pgTable(
   (t) => [primaryKey({ columns: [t.day, t.operation, t.streamKey] })],
 );
 
+/**
+ * Maintained roll-ups: written by triggers on earthquake_events, ingest_streams and
+ * gateway_executions (migrations/0008) in the statement that changes their rows, so that status,
+ * metrics, plans and BI read days instead of events or calls. Never written by the application.
+ */
+
+/** Per stream and UTC day: the stored events its filters match, live and marked deleted. */
+export const earthquakeStreamDays = pgTable(
+  'earthquake_stream_days',
+  {
+    streamKey: text('stream_key')
+      .notNull()
+      .references(() => ingestStreams.streamKey, { onDelete: 'cascade' }),
+    day: date('day', { mode: 'string' }).notNull(),
+    events: integer('events').notNull().default(0),
+    deleted: integer('deleted').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.streamKey, t.day] })],
+);
+
+/** The whole stored catalog per UTC day (events not marked deleted), by magnitude band, with its strongest event. */
+export const earthquakeDays = pgTable('earthquake_days', {
+  day: date('day', { mode: 'string' }).primaryKey(),
+  events: integer('events').notNull().default(0),
+  deleted: integer('deleted').notNull().default(0),
+  tsunami: integer('tsunami').notNull().default(0),
+  magUnknown: integer('mag_unknown').notNull().default(0),
+  magBelow1: integer('mag_below_1').notNull().default(0),
+  mag1: integer('mag_1').notNull().default(0),
+  mag2: integer('mag_2').notNull().default(0),
+  mag3: integer('mag_3').notNull().default(0),
+  mag4: integer('mag_4').notNull().default(0),
+  mag5: integer('mag_5').notNull().default(0),
+  mag6: integer('mag_6').notNull().default(0),
+  mag7Plus: integer('mag_7_plus').notNull().default(0),
+  strongestId: text('strongest_id'),
+  strongestMagnitude: doublePrecision('strongest_magnitude'),
+  strongestTime: tz('strongest_time'),
+  strongestPlace: text('strongest_place'),
+});
+
+/** The audit rows still kept, per UTC day, operation, stream ('' for none) and error kind ('' for none). */
+export const gatewayCostDays = pgTable(
+  'gateway_cost_days',
+  {
+    day: date('day', { mode: 'string' }).notNull(),
+    operation: text('operation').notNull(),
+    streamKey: text('stream_key').notNull(),
+    errorKind: text('error_kind').notNull(),
+    calls: integer('calls').notNull().default(0),
+    billedCalls: integer('billed_calls').notNull().default(0),
+    billedUnknown: integer('billed_unknown').notNull().default(0),
+    units: doublePrecision('units').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.streamKey, t.day, t.operation, t.errorKind] })],
+);
+
 export const schema = {
   coverageProofs,
   gatewayExecutions,
@@ -349,6 +429,9 @@ export const schema = {
   backfills,
   budgetCounters,
   gatewayCostRollup,
+  earthquakeStreamDays,
+  earthquakeDays,
+  gatewayCostDays,
   earthquakeEvents,
   ingestStreams,
   ingestPartitions,

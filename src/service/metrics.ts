@@ -7,7 +7,7 @@ import type { Job, Queue, Worker } from 'bullmq';
 import { withDeadline } from '../deadline.js';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Db } from '../db/connection.js';
-import { streamFreshness, type StreamFreshness } from '../db/queries/freshness.js';
+import { streamNewestData, type StreamFreshness } from '../db/queries/freshness.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
 import type { CallObserver } from '../worker/deps.js';
 import { dayBudgetUsed, utcDay } from './dashboard/queries.js';
@@ -128,7 +128,7 @@ function jobDurations(registry: Registry): (workers: readonly Worker[]) => void 
 }
 
 /** When a stream's newest data is: its newest event, or the end of the last year holding a value. */
-export function newestDataMs(f: StreamFreshness): number | null {
+export function newestDataMs(f: Pick<StreamFreshness, 'newestEventTime' | 'lastValueYear'>): number | null {
   if (f.newestEventTime !== null) return f.newestEventTime.getTime();
   return f.lastValueYear === null ? null : Date.UTC(f.lastValueYear + 1, 0, 1);
 }
@@ -143,7 +143,7 @@ function freshnessGauge(registry: Registry, db: Db): void {
     registers: [registry],
     async collect() {
       this.reset();
-      const streams = await withDeadline(streamFreshness(db), SCRAPE_QUERY_TIMEOUT_MS, 'metrics scrape').catch(
+      const streams = await withDeadline(streamNewestData(db), SCRAPE_QUERY_TIMEOUT_MS, 'metrics scrape').catch(
         () => null,
       );
       const now = Date.now();

@@ -30,8 +30,9 @@ const README = fileURLToPath(new URL('../../docs/bi-and-sql.md', import.meta.url
 
 /** The example queries of docs/bi-and-sql.md, verbatim (whitespace aside): the test runs each as a BI user. */
 const Q = {
-  perDay: `select date_trunc('day', time) as day, count(*) as events, max(magnitude) as max_magnitude
-from earthquakes group by 1 order by 1;`,
+  perDay: `select day, events, max_magnitude, strongest_place from earthquakes_daily order by day;`,
+  perMonth: `select month, events, events_m4 + events_m5 + events_m6 + events_m7_plus as m4_and_above, max_magnitude
+from earthquakes_monthly order by month;`,
   revisions: `select event_id, old_value as old_magnitude, new_value as new_magnitude, revised_at
 from earthquake_revisions where field = 'magnitude' order by revised_at desc limit 20;`,
   byYear: `select country_name, year, value
@@ -81,7 +82,10 @@ const DATA_TABLES = [
 ];
 const VIEWS = [
   'earthquakes',
+  'earthquakes_daily',
+  'earthquakes_monthly',
   'gateway_cost_daily',
+  'gateway_cost_monthly',
   'indicator_values_by_year',
   'indicator_values_wide',
   'ingest_coverage',
@@ -244,7 +248,7 @@ describe('BI views read through gateway_ingest_reader', () => {
   });
 
   it('earthquakes: the current catalog, the deleted event left out, the revision shown', async () => {
-    const perDay = await asReader<{ day: Date; events: string; max_magnitude: number }>(Q.perDay);
+    const perDay = await asReader<{ day: Date; events: number; max_magnitude: number | null }>(Q.perDay);
     const inRange = (from: string, to: string) => catalog.filter((e) => ms(e.time) >= ms(from) && ms(e.time) <= ms(to));
     const expected = new Set(
       [
@@ -260,6 +264,14 @@ describe('BI views read through gateway_ingest_reader', () => {
     expect(perDay.map((d) => d.day.toISOString().slice(0, 10))).toEqual(
       expect.arrayContaining(['2025-05-10', '2025-05-11', '2025-05-20']),
     );
+    // The maintained daily roll-up is what a count of the current catalog per day gives.
+    const recount = await asReader<{ day: Date; events: number; max_magnitude: number | null }>(
+      `select date_trunc('day', time at time zone 'UTC')::date as day, count(*)::int as events,
+         max(magnitude) as max_magnitude from earthquakes group by 1 order by 1`,
+    );
+    expect(perDay.map((d) => ({ day: d.day, events: d.events, max_magnitude: d.max_magnitude }))).toEqual(recount);
+    const perMonth = await asReader<{ events: number }>(Q.perMonth);
+    expect(perMonth.reduce((n, m) => n + m.events, 0)).toBe(total);
 
     const ids = await asReader<{ id: string; magnitude: number; tsunami: boolean }>(
       `select id, magnitude, tsunami from earthquakes`,
@@ -578,6 +590,9 @@ describe('BI views read through gateway_ingest_reader', () => {
         const col = (
           {
             earthquakes: 'place',
+            earthquakes_daily: 'day',
+            earthquakes_monthly: 'month',
+            gateway_cost_monthly: 'month',
             indicator_values_by_year: 'year',
             indicator_values_wide: 'first_year',
             gateway_cost_daily: 'day',

@@ -9,6 +9,7 @@ import { dataFolder } from '@gateway-ingest/emulator';
 import { asStored, storedEvents } from '../support/events.js';
 import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
 import { startPipeline, type Pipeline } from '../support/pipeline.js';
+import { rollupDrift } from '../support/rollups.js';
 
 /**
  * The catalog changes while it is read: events arrive, are revised (magnitude, place, time by a few
@@ -153,5 +154,9 @@ describe.each([
       .from(earthquakeRevisions)
       .where(and(eq(earthquakeRevisions.eventId, restored!.id), eq(earthquakeRevisions.field, 'deleted')));
     expect(history.some((h) => h.newValue === null)).toBe(true);
+  });
+
+  it('leaves the maintained roll-ups equal to a recount after the arrivals, revisions, deletions and restoring', async () => {
+    expect(await rollupDrift(db.pool)).toEqual([]);
   });
 });

@@ -23,6 +23,7 @@ const services = () => ({ serverUrl: inject('databaseUrl'), redisUrl: redisUrlWi
 function sound(s: StepFigures): void {
   expect(s.exit, `${s.label}\n${s.stdout}\n${s.stderr}`).toBe(0);
   expect([s.failed, s.partial, s.lost]).toEqual([0, 0, 0]);
+  expect(s.drift, s.label).toEqual([]);
   expect(s.done).toBe(s.windows);
 }
 
@@ -50,6 +51,7 @@ describe.each([
 
     const since = new Date();
     const before = await j.step('backfill 05-01..08-19', eq('2025-05-01', '2025-08-19'), { env: LAPSED });
+    expect(before.drift).toEqual([]);
     sound(before);
     expect(before.billed).toBeLessThanOrEqual(firstRead * before.ideal + before.probes);
     // The bundled data holds nothing from June 5 to August 19: those windows cost a call each.
@@ -58,9 +60,13 @@ describe.each([
     expect(perWindow.get('2025-08-01T23:59:54Z/2025-08-19T00:00:00Z')).toBe(1);
 
     const again = await j.step('the same again', eq('2025-05-01', '2025-08-19'), { env: LAPSED });
+
+    expect(again.drift).toEqual([]);
     expect([again.exit, again.billed]).toEqual([0, 0]);
 
     const refresh = await j.step('refresh 05-01..09-19', eq('2025-05-01', '2025-09-19', '--refresh'), { env: LAPSED });
+
+    expect(refresh.drift).toEqual([]);
     sound(refresh);
     expect(refresh.billed).toBeLessThanOrEqual(1.15 * refresh.ideal + refresh.probes);
   });
@@ -102,6 +108,7 @@ describe('a window an older version gave up on', () => {
     );
     const since = new Date();
     const rerun = await j.step('backfill 07-01..08-19', eq('2025-07-01', '2025-08-19'), { env: LAPSED });
+    expect(rerun.drift).toEqual([]);
     sound(rerun);
     expect((await billedByWindow(j, since)).get(key)).toBeLessThanOrEqual(2);
   });
@@ -144,6 +151,7 @@ describe('the service running its schedulers beside a CLI backfill of the same r
     const from = new Date(Date.now() - 30 * DAY).toISOString();
     const to = new Date(Date.now() - 60_000).toISOString();
     const cli = await j.step('backfill of the last 30 days', eq(from, to), { env: { WORKER_CONCURRENCY: '2' } });
+    expect(cli.drift).toEqual([]);
     sound(cli);
     await waitFor(
       async () =>

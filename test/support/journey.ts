@@ -15,6 +15,7 @@ import { magnitudeFloor, type EarthquakeFilters } from '../../src/domain/filters
 import { earthquakeStreamParamsSchema, filtersOfParams } from '../../src/domain/streams.js';
 import { packageRoot } from '../../src/paths.js';
 import { startEmulator, type EmulatorOptions, type RunningEmulator } from '@gateway-ingest/emulator';
+import { rollupDrift } from './rollups.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 
 export interface StepFigures {
@@ -29,6 +30,8 @@ export interface StepFigures {
   failed: number;
   /** Catalog events of the step's streams missing from the table over their proven coverage. */
   lost: number;
+  /** Rows where a maintained roll-up differs from a recount (test/support/rollups.ts): none, ever. */
+  drift: string[];
   stdout: string;
   stderr: string;
 }
@@ -191,6 +194,7 @@ export async function startJourney(o: JourneyOptions): Promise<Journey> {
         partial: count('partial'),
         failed: count('failed'),
         lost: await lostIn(streams),
+        drift: await rollupDrift(pool),
         stdout: r.stdout,
         stderr: r.stderr,
       };

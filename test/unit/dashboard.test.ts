@@ -274,36 +274,18 @@ describe('freshness metric', () => {
       newestDataMs({
         newestEventTime: new Date(NOW),
         lastValueYear: null,
-        doneWindows: [],
-        doneYears: [],
-        askedWindows: [],
-        proven: [],
-        deletedEvents: 0,
-        revisedLastDay: 0,
       }),
     ).toBe(NOW);
     expect(
       newestDataMs({
         newestEventTime: null,
         lastValueYear: 2016,
-        doneWindows: [],
-        doneYears: [],
-        askedWindows: [],
-        proven: [],
-        deletedEvents: 0,
-        revisedLastDay: 0,
       }),
     ).toBe(Date.UTC(2017, 0, 1));
     expect(
       newestDataMs({
         newestEventTime: null,
         lastValueYear: null,
-        doneWindows: [],
-        doneYears: [],
-        askedWindows: [],
-        proven: [],
-        deletedEvents: 0,
-        revisedLastDay: 0,
       }),
     ).toBeNull();
   });

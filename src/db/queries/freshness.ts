@@ -1,8 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../connection.js';
 import { fromRange, type Interval } from '../../domain/interval.js';
-import { MAGNITUDE_SLACK } from '../../domain/filters.js';
-import { EARTH_RADIUS_KM } from '../../domain/geo.js';
 import type { Range } from '../../domain/ranges.js';
 
 export interface StreamFreshness {
@@ -23,11 +21,24 @@ export interface StreamFreshness {
   revisedLastDay: number;
 }
 
-/** Haversine distance of an event `e` from the circle of stream `s` (params as stored), in km. */
-const circleDistanceSql = sql.raw(`2 * ${EARTH_RADIUS_KM} * asin(least(1, sqrt(
-  power(sin(radians(e.latitude - (s.params -> 'circle' ->> 'latitude')::float8) / 2), 2) +
-  cos(radians((s.params -> 'circle' ->> 'latitude')::float8)) * cos(radians(e.latitude)) *
-  power(sin(radians(e.longitude - (s.params -> 'circle' ->> 'longitude')::float8) / 2), 2))))`);
+/** Over `ingest_streams s` and its `quakes q` row: the day of the newest event, then that day's events. */
+const NEWEST_EVENT_TIME = sql.raw(`(select max(e.time) from earthquake_events e
+        where e.time >= (q.newest_day::timestamp at time zone 'UTC')
+          and e.time < ((q.newest_day + 1)::timestamp at time zone 'UTC')
+          and e.deleted_at is null and gi_stream_keeps(s.params, e.magnitude, e.latitude, e.longitude))
+        as newest_event_time`);
+
+/** Over `ingest_streams s`: the last year of an indicator series holding a value. */
+const LAST_VALUE_YEAR = sql.raw(`(select max(v.year) from indicator_values v
+        where s.operation = 'indicator' and v.value is not null and v.indicator_id = s.params ->> 'indicator'
+          and v.country_id = coalesce(
+            (select a.country_id from country_code_aliases a where a.requested_code = s.params ->> 'country'),
+            s.params ->> 'country'))::int as last_value_year`);
+
+/** The newest day holding events of each earthquake stream, with its deleted events: from the day counts. */
+const QUAKES = sql.raw(`select d.stream_key, sum(d.deleted)::int as deleted_events,
+  max(d.day) filter (where d.events > 0) as newest_day
+  from earthquake_stream_days d group by d.stream_key`);
 
 interface Row extends Record<string, unknown> {
   stream_key: string;
@@ -46,8 +57,9 @@ const toRanges = (pairs: Array<[number, number]> | null): Range[] =>
 
 /**
  * Per stream key. Coverage is what was proven complete (coverage_proofs, merged in Postgres), so
- * a window being read again still counts as covered; deletions and revisions are counted over the
- * stored events that match the stream's filters.
+ * a window being read again still counts as covered. Deletions and the newest event come from the
+ * maintained per-stream day counts (earthquake_stream_days), revisions from the index on
+ * `revised_at`: lookups whatever the size of the events table.
  */
 export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshness>> {
   const result = await db.execute<Row>(sql`
@@ -63,33 +75,13 @@ export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshne
       from ingest_partitions
       where window_start is not null and window_end is not null and partition_key not like 'refresh-%'
       group by stream_key
-    ), quakes as (
-      select s.stream_key,
-        count(*) filter (where e.deleted_at is not null)::int as deleted_events,
-        count(*) filter (where e.deleted_at is null and e.revised_at > now() - interval '1 day')::int
-          as revised_last_day
-      from ingest_streams s
-      join earthquake_events e on s.operation = 'earthquake'
-        and (s.params ->> 'min_magnitude' is null
-          or e.magnitude >= (s.params ->> 'min_magnitude')::float8 - ${MAGNITUDE_SLACK}::float8)
-        and (jsonb_typeof(s.params -> 'circle') is distinct from 'object'
-          or ${circleDistanceSql} <= (s.params -> 'circle' ->> 'radiusKm')::float8)
-      where e.deleted_at is not null or e.revised_at > now() - interval '1 day'
-      group by s.stream_key
-    )
+    ), quakes as (${QUAKES})
     select s.stream_key,
-      (select e.time from earthquake_events e
-        where s.operation = 'earthquake' and e.deleted_at is null
-          and (s.params ->> 'min_magnitude' is null
-            or e.magnitude >= (s.params ->> 'min_magnitude')::float8 - ${MAGNITUDE_SLACK}::float8)
-          and (jsonb_typeof(s.params -> 'circle') is distinct from 'object'
-            or ${circleDistanceSql} <= (s.params -> 'circle' ->> 'radiusKm')::float8)
-        order by e.time desc limit 1) as newest_event_time,
-      (select max(v.year) from indicator_values v
-        where s.operation = 'indicator' and v.value is not null and v.indicator_id = s.params ->> 'indicator'
-          and v.country_id = coalesce(
-            (select a.country_id from country_code_aliases a where a.requested_code = s.params ->> 'country'),
-            s.params ->> 'country'))::int as last_value_year,
+      ${NEWEST_EVENT_TIME},
+      (select count(*) from earthquake_events e
+        where s.operation = 'earthquake' and e.revised_at > now() - interval '1 day' and e.deleted_at is null
+          and gi_stream_keeps(s.params, e.magnitude, e.latitude, e.longitude))::int as revised_last_day,
+      ${LAST_VALUE_YEAR},
       (select jsonb_agg(jsonb_build_array(extract(epoch from lower(r)) * 1000, extract(epoch from upper(r)) * 1000)
           order by lower(r))
         from unnest(d.windows) r) as done_windows,
@@ -98,7 +90,7 @@ export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshne
       (select jsonb_agg(jsonb_build_array(extract(epoch from lower(r)) * 1000, extract(epoch from upper(r)) * 1000)
           order by lower(r))
         from unnest(a.windows) r) as asked_windows,
-      d.proven, q.deleted_events, q.revised_last_day
+      d.proven, q.deleted_events
     from ingest_streams s left join done d using (stream_key) left join asked a using (stream_key)
       left join quakes q using (stream_key)`);
   return new Map(
@@ -113,6 +105,28 @@ export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshne
         proven: (r.proven ?? []).map((x) => ({ lo: Number(x.lo), hi: Number(x.hi), provenAt: new Date(x.provenAt) })),
         deletedEvents: r.deleted_events ?? 0,
         revisedLastDay: r.revised_last_day ?? 0,
+      },
+    ]),
+  );
+}
+
+/**
+ * Per stream key, when its newest data is (what /metrics shows on every scrape): lookups in the
+ * maintained day counts and indexes, none of the coverage and history `streamFreshness` reads.
+ */
+export async function streamNewestData(
+  db: Db,
+): Promise<Map<string, Pick<StreamFreshness, 'newestEventTime' | 'lastValueYear'>>> {
+  const result = await db.execute<Pick<Row, 'stream_key' | 'newest_event_time' | 'last_value_year'>>(sql`
+    with quakes as (${QUAKES})
+    select s.stream_key, ${NEWEST_EVENT_TIME}, ${LAST_VALUE_YEAR}
+    from ingest_streams s left join quakes q using (stream_key)`);
+  return new Map(
+    result.rows.map((r) => [
+      r.stream_key,
+      {
+        newestEventTime: r.newest_event_time === null ? null : new Date(r.newest_event_time),
+        lastValueYear: r.last_value_year,
       },
     ]),
   );

@@ -95,18 +95,18 @@ export async function streamStatus(db: Db): Promise<StreamStatus[]> {
           as newest_failure_kind
       from ingest_partitions group by stream_key
     ), calls as (
-      select stream_key, count(*)::int as calls,
-        count(*) filter (where billed)::int as billed_calls,
-        count(*) filter (where billed is null)::int as billed_unknown,
-        coalesce(sum(units) filter (where billed), 0)::float8 as units,
-        count(*) filter (where billed
-          and started_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc')::int as billed_today,
-        coalesce(sum(units) filter (where billed
-          and started_at >= date_trunc('day', now() at time zone 'utc') at time zone 'utc'), 0)::float8 as units_today
-      from gateway_executions group by stream_key
+      -- The maintained day counts of the audit rows kept (gateway_cost_days), not the rows themselves.
+      select nullif(stream_key, '') as stream_key, sum(calls)::int as calls,
+        sum(billed_calls)::int as billed_calls, sum(billed_unknown)::int as billed_unknown,
+        coalesce(sum(units), 0)::float8 as units,
+        coalesce(sum(billed_calls) filter (where day = (now() at time zone 'utc')::date), 0)::int as billed_today,
+        coalesce(sum(units) filter (where day = (now() at time zone 'utc')::date), 0)::float8 as units_today
+      from gateway_cost_days group by stream_key
     ), last_error as (
-      select distinct on (stream_key) stream_key, error_detail as last_error, error_kind as last_error_kind
-      from gateway_executions where error_kind is not null order by stream_key, started_at desc
+      select s.stream_key, x.error_detail as last_error, x.error_kind as last_error_kind
+      from ingest_streams s cross join lateral (
+        select x.error_detail, x.error_kind from gateway_executions x
+        where x.stream_key = s.stream_key and x.error_kind is not null order by x.started_at desc limit 1) x
     )
     select s.stream_key, s.operation, s.name, s.params,
       coalesce(p.done, 0) as done, coalesce(p.pending, 0) as pending, coalesce(p.running, 0) as running,

@@ -69,10 +69,9 @@ interface DailyRow extends Record<string, unknown> {
 export async function billedPerDay(db: Db, fromDay: string): Promise<DailyBilled[]> {
   const result = await db.execute<DailyRow>(sql`
     with audit as (
-      select (started_at at time zone 'UTC')::date as day, operation,
-        coalesce(stream_key, '') as stream_key, count(*)::int as billed
-      from gateway_executions
-      where billed and started_at >= (${fromDay}::date)::timestamp at time zone 'UTC'
+      -- The maintained day counts of the audit rows kept, not the rows themselves.
+      select day, operation, stream_key, sum(billed_calls)::int as billed
+      from gateway_cost_days where day >= ${fromDay}::date
       group by 1, 2, 3
     ), rollup as (
       select day, operation, stream_key, billed_calls as billed from gateway_cost_rollup where day >= ${fromDay}::date
@@ -212,9 +211,10 @@ export async function streamErrors(db: Db): Promise<Map<string, StreamErrors>> {
   const [errors, retrying] = await Promise.all([
     db.execute<ErrorRow>(sql`
       with newest as (
-        select distinct on (stream_key) stream_key, partition_key, error_detail, error_kind, started_at
-        from gateway_executions where error_kind is not null and stream_key is not null
-        order by stream_key, started_at desc
+        select s.stream_key, x.partition_key, x.error_detail, x.error_kind, x.started_at
+        from ingest_streams s cross join lateral (
+          select x.partition_key, x.error_detail, x.error_kind, x.started_at from gateway_executions x
+          where x.stream_key = s.stream_key and x.error_kind is not null order by x.started_at desc limit 1) x
       )
       select n.*, least(
         (select min(s.finished_at) from gateway_executions s
