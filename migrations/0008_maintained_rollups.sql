@@ -136,12 +136,16 @@ BEGIN
 
   -- A day whose strongest event changed or went away is searched again. A separate statement, run
   -- after the one above locked the day's row: it sees every other writer of that day committed.
-  UPDATE earthquake_days d SET (strongest_id, strongest_magnitude, strongest_time, strongest_place) = (
-    SELECT e.id, e.magnitude, e.time, e.place FROM earthquake_events e
-    WHERE e.time >= (d.day::timestamp AT TIME ZONE 'UTC') AND e.time < ((d.day + 1)::timestamp AT TIME ZONE 'UTC')
-      AND e.deleted_at IS NULL AND e.magnitude IS NOT NULL
-    ORDER BY e.magnitude DESC, e.time, e.id LIMIT 1)
-  WHERE d.strongest_id IN (SELECT c.id FROM unnest(changes) c WHERE c.sign < 0);
+  -- Found by the day's key: a first read, which takes nothing away, does not touch the table at all.
+  IF EXISTS (SELECT 1 FROM unnest(changes) c WHERE c.sign < 0) THEN
+    UPDATE earthquake_days d SET (strongest_id, strongest_magnitude, strongest_time, strongest_place) = (
+      SELECT e.id, e.magnitude, e.time, e.place FROM earthquake_events e
+      WHERE e.time >= (d.day::timestamp AT TIME ZONE 'UTC') AND e.time < ((d.day + 1)::timestamp AT TIME ZONE 'UTC')
+        AND e.deleted_at IS NULL AND e.magnitude IS NOT NULL
+      ORDER BY e.magnitude DESC, e.time, e.id LIMIT 1)
+    FROM (SELECT DISTINCT (c.time AT TIME ZONE 'UTC')::date AS day, c.id FROM unnest(changes) c WHERE c.sign < 0) x
+    WHERE d.day = x.day AND d.strongest_id = x.id;
+  END IF;
 END
 $$;
 --> statement-breakpoint
