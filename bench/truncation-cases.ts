@@ -101,7 +101,10 @@ const m25w = [
   { startMs: m25.startMs, endMs: m25.startMs + 31 * DAY - 2000 },
   { startMs: m25.startMs + 31 * DAY - 2000, endMs: m25.endMs },
 ];
-for (const mode of orders) line(`M2.5+ ${mode}`, run(may, m25w, { mode }, 2.5));
+for (const mode of orders) {
+  line(`M2.5+ ${mode}`, run(may, m25w, { mode }, 2.5));
+  line(`M2.5+ ${mode}, 4 lanes`, run(may, m25w, { mode }, 2.5, 4));
+}
 
 // Silent cap 100: calls against 1.4 x ceil(n/100) + 3 per window.
 for (const { name, catalog } of real) {

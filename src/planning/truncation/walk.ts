@@ -38,8 +38,8 @@ const FULL_GROWTH = 1.25;
 const MAX_SHRINK = 0.6;
 /** How much older exact counts weigh against the newest one. */
 const FADE = 0.5;
-/** A count below this share of what the rate expected replaces the rate instead of joining it. */
-const RATE_BREAK = 0.25;
+/** A count below this share of what the rate expected drops the rate: the rest is asked whole unless a sample bounds it. */
+const RATE_BREAK = 0.4;
 /** A whole region's answer reaching neither end is read as kept from the end whose gap is this many times shorter. */
 const NEARER = 2;
 
@@ -68,7 +68,9 @@ export const perMs = (r: Rate | null): number | null => (r === null ? null : r.e
 export function addCount(r: Rate | null, events: number, ms: number): Rate {
   const span = Math.max(1, ms);
   // A count far below what the rate expected says the rate changed (a quiet stretch, the end of the
-  // data): the old counts would size the next chunks as if it had not.
+  // data): the old counts would size the next chunks as if it had not, and a rate from that one low
+  // count would still cut the quiet rest into chunks. The rest is asked whole: a full answer there
+  // is a sample that sizes the next chunk.
   if (r !== null && events < RATE_BREAK * (r.events / r.ms) * span) return { events: 0, ms: span };
   return { events: events + FADE * (r?.events ?? 0), ms: span + FADE * (r?.ms ?? 0) };
 }
