@@ -231,25 +231,7 @@ function afterProof(t: WalkTask, events: readonly SeenEvent[], cap: number): Wal
   const rest = anchored(t.from, { lo: a.lo, hi: reach + SECOND_MS });
   // Stored events size every chunk of the walk; a full answer's sample only the next one.
   const answered = t.fullAnswers > 0 && t.sample?.trust !== 'stored' ? leftOver(t.sample, rest) : null;
-  return startWalk(
-    rest,
-    t.from,
-    cap,
-    addCount(t.rate, events.length, ms),
-    answered && recounted(answered, t.sample!, walkQuery(t), events.length),
-    leftOver(t.stored, rest),
-  );
-}
-
-/**
- * An estimated sample's rest after a chunk it sized was proven: each point stands for as many
- * events as the points inside the proven chunk did (the chunk's exact count over its points), so
- * that a guess made before any count no longer sizes what follows.
- */
-function recounted(rest: Sample, whole: Sample, chunk: Region, proven: number): Sample {
-  const inside = whole.points.filter((p) => p > chunk.lo && p < chunk.hi).length;
-  if (rest.trust !== 'estimate' || inside === 0) return rest;
-  return { ...rest, perPoint: Math.max(1, proven / inside) };
+  return startWalk(rest, t.from, cap, addCount(t.rate, events.length, ms), answered, leftOver(t.stored, rest));
 }
 
 /**
