@@ -4,7 +4,9 @@
  * The figures and the command that prints them (`npx tsx bench/truncation-cases.ts`) are in
  * docs/design.md "Cost"; the bounds here are the targets, a little above those figures.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createRng } from '@gateway-ingest/emulator';
 import {
   freshKnowledge,
   lostIn,
@@ -56,6 +58,43 @@ describe('a window of fewer than 400 events costs at most ceil(n/200) + 2 calls,
           const { calls } = firstRead(events, [window], { mode }, seed);
           expect(calls, `${mode}, month ${m}, seed ${seed}`).toBeLessThanOrEqual(Math.ceil(n / 200) + 2);
         }
+  });
+});
+
+/** n events at uniform times in a window of `days`, a share of them in one burst of an hour, in whole ms. */
+const generated = fc
+  .record({
+    n: fc.integer({ min: 201, max: 260 }),
+    days: fc.constantFrom(1, 7, 31),
+    burst: fc.constantFrom(0, 0.3),
+    mode: fc.constantFrom(...ORDERS),
+    seed: fc.integer({ min: 1, max: 1_000_000 }),
+  })
+  .map(({ n, days, burst, mode, seed }) => {
+    const rng = createRng(seed);
+    const startMs = Date.UTC(2025, 4, 6, 9, 24, 12, 345);
+    const window = { startMs, endMs: startMs + days * 86_400_000 - 2000 };
+    const span = window.endMs - window.startMs;
+    const at = startMs + rng() * (span - 3_600_000);
+    const events: CatalogEvent[] = Array.from({ length: n }, (_, i) => ({
+      id: `g${seed}-${i}`,
+      timeMs: Math.floor(rng() < burst ? at + rng() * 3_600_000 : startMs + rng() * span),
+      magnitude: Math.round(rng() * 60) / 10,
+      latitude: 0,
+      longitude: 0,
+    }));
+    return { events, window, mode, seed };
+  });
+
+describe('property: a generated window of 201 to 260 events costs at most ceil(n/200) + 2 calls', () => {
+  it('in every order, spread or with a burst', () => {
+    fc.assert(
+      fc.property(generated, ({ events, window, mode, seed }) => {
+        const { calls } = firstRead(events, [window], { mode }, seed);
+        expect(calls).toBeLessThanOrEqual(Math.ceil(events.length / 200) + 2);
+      }),
+      { numRuns: 200 },
+    );
   });
 });
 
