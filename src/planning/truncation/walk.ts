@@ -291,9 +291,9 @@ function afterFull(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTa
  * A whole region's first full answer whose events reach neither end: the events sit inside it, with
  * quiet stretches on both sides (a window reaching past the data, a filtered stream's few events).
  * Whatever order the gateway keeps, a cut where half its events lie leaves two parts that each
- * probably hold fewer than a cap when the region holds fewer than two: both are asked whole, each
- * from its own end. A dense region costs one more full answer this way, and each part's answer
- * then shows its own density.
+ * probably hold fewer than a cap when the region holds fewer than about 1.3 caps: both are asked
+ * whole. A dense region costs one more full answer this way, and each part's answer then shows its
+ * own density.
  */
 function cutAtMedian(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTask[] | null {
   if (t.reach !== null || t.fullAnswers > 0 || t.sample?.trust === 'stored' || events.length < 2) return null;
@@ -309,6 +309,8 @@ function cutAtMedian(t: WalkTask, events: readonly SeenEvent[], s: Sizing): Walk
   if (at === null) return null;
   const sample = estimateSample(t, events, t.region, s.cap);
   const parts = splitAt(t.region, at);
+  // Counted as asked again after a full answer: each part keeps the answer's sample for its next
+  // chunk, is cut neither again here nor into lanes before a proof, and is not placed anew on resume.
   const walks = parts.map((r) => ({
     ...startWalk(r, t.from, s.cap, t.rate, leftOver(sample, r), leftOver(t.stored, r)),
     fullAnswers: 1,
