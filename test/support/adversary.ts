@@ -392,3 +392,38 @@ export function frontierV2(window: Interval, over: Record<string, unknown> = {})
     ...over,
   };
 }
+
+type Span = { startMs: number; endMs: number };
+const DAY_MS = 86_400_000;
+
+/** 31-day windows (less 2 s) from an hour before a sorted catalog's first event to an hour after its last. */
+export function monthWindows(catalog: readonly CatalogEvent[]): Span[] {
+  const lo = catalog[0]!.timeMs - 3_600_000;
+  const hi = catalog.at(-1)!.timeMs + 3_600_000;
+  const out: Span[] = [];
+  for (let s = lo; s < hi; s += 31 * DAY_MS - 2000)
+    out.push({ startMs: s, endMs: Math.min(s + 31 * DAY_MS - 2000, hi) });
+  return out;
+}
+
+/**
+ * n events of a sorted real catalog in a 31-day window: drawn from all of it (`spread`, a filtered
+ * stream's few events), or n in a row starting five days into the window (`padded`, a window
+ * reaching past the data).
+ */
+export function smallWindow(catalog: readonly CatalogEvent[], n: number, padded: boolean, seed: number) {
+  const rng = createRng(seed);
+  if (padded) {
+    const at = Math.floor(rng() * (catalog.length - n));
+    const events = catalog.slice(at, at + n);
+    const startMs = events[0]!.timeMs - 5 * DAY_MS;
+    return { events, window: { startMs, endMs: startMs + 31 * DAY_MS - 2000 } };
+  }
+  const picked = new Set<number>();
+  while (picked.size < n) picked.add(Math.floor(rng() * catalog.length));
+  const startMs = catalog[0]!.timeMs - 1000;
+  return {
+    events: [...picked].sort((a, b) => a - b).map((i) => catalog[i]!),
+    window: { startMs, endMs: startMs + 31 * DAY_MS - 2000 },
+  };
+}

@@ -379,8 +379,8 @@ describe('lanes: a window asked in parallel parts', () => {
   const windows = months(2);
   const catalog = windows.flatMap((w, i) => uniform([9400, 6000][i]!, w.startMs, w.endMs, 70 + i));
   it.each([
-    ['newest', 1.4, 0.35],
-    ['oldest', 1.5, 0.35],
+    ['newest', 1.4, 0.5],
+    ['oldest', 1.5, 0.5],
     ['random', 2, 1],
   ] as const)(
     '%s-first with 8 lanes: nothing lost, calls <= %s x ideal, the slowest window <= %s of its calls in sequence',

@@ -276,8 +276,7 @@ function onWalk(w: Work, task: WalkTask, events: readonly SeenEvent[], full: boo
     if (!held)
       w.notes.push(`${order}-first guess failed in ${regionText(walkQuery(task))}: the chunk is asked again smaller`);
   }
-  const next: Task[] = step.next ? [step.next] : [];
-  return step.crowded ? [...next, ...crowded(w, step.crowded)] : next;
+  return step.crowded ? [...step.next, ...crowded(w, step.crowded)] : step.next;
 }
 
 function seen(a: AnswersSeen, size: number, full: boolean): AnswersSeen {

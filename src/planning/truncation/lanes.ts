@@ -14,8 +14,8 @@ import { FILL, STORED_FILL, leftOver, perMs, startWalk } from './walk.js';
 
 /** Calls a lane is expected to take at least: below that its extra call is not worth it. */
 export const LANE_MIN_CALLS = 4;
-/** Extra calls a split may cost, as a share of the calls it is expected to save waiting for. */
-export const LANE_COST_SHARE = 0.1;
+/** Extra calls a split may cost, as a share of the calls it is expected to save waiting for: billed calls come before wall time. */
+export const LANE_COST_SHARE = 0.05;
 
 /**
  * Events a walk's region probably holds, at the lower of the rate it counted last and the window's

@@ -18,6 +18,8 @@ import { SECOND_MS } from '../../domain/time.js';
 import {
   PRECISION_MS,
   canSplit,
+  clampCut,
+  splitAt,
   type Order,
   type Rate,
   type Region,
@@ -36,8 +38,8 @@ const FULL_GROWTH = 1.25;
 const MAX_SHRINK = 0.6;
 /** How much older exact counts weigh against the newest one. */
 const FADE = 0.5;
-/** A count below this share of what the rate expected replaces the rate instead of joining it. */
-const RATE_BREAK = 0.25;
+/** A count below this share of what the rate expected drops the rate: the rest is asked whole unless a sample bounds it. */
+const RATE_BREAK = 0.4;
 /** A whole region's answer reaching neither end is read as kept from the end whose gap is this many times shorter. */
 const NEARER = 2;
 
@@ -66,8 +68,10 @@ export const perMs = (r: Rate | null): number | null => (r === null ? null : r.e
 export function addCount(r: Rate | null, events: number, ms: number): Rate {
   const span = Math.max(1, ms);
   // A count far below what the rate expected says the rate changed (a quiet stretch, the end of the
-  // data): the old counts would size the next chunks as if it had not.
-  if (r !== null && events < RATE_BREAK * (r.events / r.ms) * span) return { events, ms: span };
+  // data): the old counts would size the next chunks as if it had not, and a rate from that one low
+  // count would still cut the quiet rest into chunks. The rest is asked whole: a full answer there
+  // is a sample that sizes the next chunk.
+  if (r !== null && events < RATE_BREAK * (r.events / r.ms) * span) return { events: 0, ms: span };
   return { events: events + FADE * (r?.events ?? 0), ms: span + FADE * (r?.ms ?? 0) };
 }
 
@@ -189,8 +193,8 @@ export function looks(points: readonly number[], chunk: Region): { top: boolean;
 }
 
 export interface WalkStep {
-  /** The walk going on, or null when it covered its region. */
-  next: WalkTask | null;
+  /** The walks going on (none when it covered its region; two when a region was cut where its answer's events are). */
+  next: WalkTask[];
   /** A chunk too short to cut that came back full (real coordinates): cut it by place. */
   crowded: Region | null;
   /** Events proven by this answer. */
@@ -283,6 +287,37 @@ function afterFull(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTa
   return { ...t, from, reach: flip(from, p.reach), guessed: p.guessed, sample, fullAnswers: t.fullAnswers + 1 };
 }
 
+/**
+ * A whole region's first full answer whose events reach neither end: the events sit inside it, with
+ * quiet stretches on both sides (a window reaching past the data, a filtered stream's few events).
+ * Whatever order the gateway keeps, a cut where half its events lie leaves two parts that each
+ * probably hold fewer than a cap when the region holds fewer than about 1.3 caps: both are asked
+ * whole. A dense region costs one more full answer this way, and each part's answer then shows its
+ * own density.
+ */
+function cutAtMedian(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTask[] | null {
+  if (t.reach !== null || t.fullAnswers > 0 || t.sample?.trust === 'stored' || events.length < 2) return null;
+  // Answers that showed the walk's own order hold read such an answer exactly (afterFull).
+  if (s.backed && s.guesses[0] === t.from) return null;
+  const seen = looks(
+    events.map((e) => e.timeMs),
+    t.region,
+  );
+  if (seen.top || seen.bottom) return null;
+  const times = events.map((e) => e.timeMs).sort((a, b) => a - b);
+  const at = clampCut(t.region, times[Math.floor(times.length / 2)]!);
+  if (at === null) return null;
+  const sample = estimateSample(t, events, t.region, s.cap);
+  const parts = splitAt(t.region, at);
+  // Counted as asked again after a full answer: each part keeps the answer's sample for its next
+  // chunk, is cut neither again here nor into lanes before a proof, and is not placed anew on resume.
+  const walks = parts.map((r) => ({
+    ...startWalk(r, t.from, s.cap, t.rate, leftOver(sample, r), leftOver(t.stored, r)),
+    fullAnswers: 1,
+  }));
+  return t.from === 'newest' ? walks.reverse() : walks;
+}
+
 function exactSample(events: readonly SeenEvent[]): Sample {
   return { trust: 'exact', points: events.map((e) => e.timeMs), ids: events.map((e) => e.id), perPoint: 1 };
 }
@@ -312,16 +347,19 @@ function estimateSample(t: WalkTask, events: readonly SeenEvent[], chunk: Region
 export function stepWalk(t: WalkTask, events: readonly SeenEvent[], full: boolean, s: Sizing): WalkStep {
   const tested = t.guessed ? t.from : null;
   if (!full) {
+    const next = afterProof(t, events, s.cap);
     return {
-      next: afterProof(t, events, s.cap),
+      next: next ? [next] : [],
       crowded: null,
       proven: events.length,
       guess: tested && { order: tested, held: true },
     };
   }
-  const after = afterFull(t, events, s);
   const verdict = tested && { order: tested, held: false };
-  if (after !== 'crowded') return { next: after, crowded: null, proven: 0, guess: verdict };
+  const halves = cutAtMedian(t, events, s);
+  if (halves) return { next: halves, crowded: null, proven: 0, guess: verdict };
+  const after = afterFull(t, events, s);
+  if (after !== 'crowded') return { next: [after], crowded: null, proven: 0, guess: verdict };
   const chunk = walkQuery(t);
   // The crowded chunk is handed to circles; the walk goes on past it, a second of overlap kept.
   const a = anchored(t.from, t.region);
@@ -331,5 +369,5 @@ export function stepWalk(t: WalkTask, events: readonly SeenEvent[], full: boolea
     rest.hi - rest.lo >= 2 * SECOND_MS && t.reach !== null
       ? startWalk(anchored(t.from, rest), t.from, s.cap, t.rate, null, leftOver(t.stored, anchored(t.from, rest)))
       : null;
-  return { next, crowded: chunk, proven: 0, guess: verdict };
+  return { next: next ? [next] : [], crowded: chunk, proven: 0, guess: verdict };
 }

@@ -1,0 +1,146 @@
+/**
+ * The cases the cost bounds of docs/design.md "Cost" name, each on its own line: a first read of each
+ * real month per gateway order, small windows (201 to 399 events) in every order, largest magnitude
+ * first on an M2.5+ stream around an aftershock sequence, a silent cap of 100 per window, and a
+ * re-read sized from stored events. Fresh knowledge (cap unknown) as on a new database.
+ *   npx tsx bench/truncation-cases.ts [seeds=5]
+ */
+import { createRng } from '@gateway-ingest/emulator';
+import {
+  freshKnowledge,
+  runWindow,
+  runWindowConcurrently,
+  lostIn,
+  monthWindows,
+  simulatedGateway,
+  smallWindow,
+  usgsCatalog,
+  REAL_MONTH_FILES,
+  type Adversary,
+  type CatalogEvent,
+  type Mode,
+} from '../test/support/adversary.js';
+
+const DAY = 86_400_000;
+const seeds = Number(process.argv[2] ?? 5);
+type W = { startMs: number; endMs: number };
+const inside = (c: readonly CatalogEvent[], w: W, m: number | null = null) =>
+  c.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs && (m === null || e.magnitude >= m));
+
+interface Tally {
+  calls: number;
+  ideal: number;
+  lost: number;
+  worst: number;
+}
+
+function run(
+  c: readonly CatalogEvent[],
+  windows: W[],
+  a: Adversary,
+  minMagnitude: number | null = null,
+  lanes = 1,
+): Tally {
+  const t: Tally = { calls: 0, ideal: 0, lost: 0, worst: 0 };
+  for (let seed = 1; seed <= seeds; seed++) {
+    const g = simulatedGateway(c, a, seed);
+    const k = freshKnowledge();
+    for (const w of windows) {
+      const n = inside(c, w, minMagnitude).length;
+      const ideal = Math.max(1, Math.ceil(n / (a.cap ?? 200)));
+      const r =
+        lanes > 1
+          ? runWindowConcurrently(g, w, k, { minMagnitude, lanes, seed, timed: true })
+          : runWindow(g, w, k, { minMagnitude });
+      t.calls += r.calls;
+      t.ideal += ideal;
+      t.lost += lostIn(c, w, r, minMagnitude).length + (r.failure ? 1 : 0);
+      t.worst = Math.max(t.worst, r.calls - ideal);
+    }
+  }
+  return t;
+}
+
+const line = (label: string, t: Tally, extra = '') =>
+  console.log(
+    `${label.padEnd(44)} ${(t.calls / t.ideal).toFixed(3)} x (calls ${t.calls}, ideal ${t.ideal}, ` +
+      `worst window ideal+${t.worst}) lost ${t.lost}${extra}`,
+  );
+
+const orders: Mode[] = ['newest', 'oldest', 'random', 'magnitude', 'permutation'];
+const real = REAL_MONTH_FILES.map((f) => ({
+  name: f.slice(10, 31),
+  catalog: usgsCatalog(f).sort((a, b) => a.timeMs - b.timeMs),
+}));
+for (const { name, catalog } of real)
+  for (const mode of orders) {
+    line(`${name} ${mode}`, run(catalog, monthWindows(catalog), { mode }));
+    line(`${name} ${mode}, 4 lanes`, run(catalog, monthWindows(catalog), { mode }, null, 4));
+  }
+
+for (const padded of [false, true])
+  for (const n of [201, 260, 330, 399])
+    for (const mode of orders) {
+      const t: Tally = { calls: 0, ideal: 0, lost: 0, worst: 0 };
+      for (const { catalog } of real)
+        for (let k = 0; k < 4; k++) {
+          const { events, window } = smallWindow(catalog, n, padded, n * 31 + k);
+          const r = run(events, [window], { mode });
+          t.calls += r.calls;
+          t.ideal += r.ideal;
+          t.lost += r.lost;
+          t.worst = Math.max(t.worst, r.worst);
+        }
+      line(`${n} events ${padded ? 'padded' : 'spread'} ${mode}`, t, ` (bound ideal+2)`);
+    }
+
+// Largest magnitude first, M2.5+, around the May aftershock sequence.
+const may = real[0]!.catalog;
+const m25: W = { startMs: Date.parse('2025-05-01T00:00:00Z'), endMs: Date.parse('2025-06-05T00:00:00Z') };
+const m25w = [
+  { startMs: m25.startMs, endMs: m25.startMs + 31 * DAY - 2000 },
+  { startMs: m25.startMs + 31 * DAY - 2000, endMs: m25.endMs },
+];
+for (const mode of orders) {
+  line(`M2.5+ ${mode}`, run(may, m25w, { mode }, 2.5));
+  line(`M2.5+ ${mode}, 4 lanes`, run(may, m25w, { mode }, 2.5, 4));
+}
+
+// Silent cap 100: calls against 1.4 x ceil(n/100) + 3 per window.
+for (const { name, catalog } of real) {
+  const ws = monthWindows(catalog);
+  const t = run(catalog, ws, { mode: 'newest', cap: 100 });
+  const bound = 1.4 * t.ideal + 3 * ws.length * seeds;
+  line(`${name} silent cap 100 newest`, t, ` (bound ${bound.toFixed(0)})`);
+}
+
+// A refresh sized from the events stored by a first read, 3% of the catalog new since, newest-first, cap known.
+for (const { name, catalog } of real) {
+  const rng = createRng(3);
+  const [lo, hi] = [catalog[0]!.timeMs, catalog.at(-1)!.timeMs];
+  const added = Array.from({ length: Math.round(0.03 * catalog.length) }, (_, i) => ({
+    ...catalog[i]!,
+    id: `new${i}`,
+    timeMs: Math.round(lo + rng() * (hi - lo)),
+  }));
+  const now = [...catalog, ...added];
+  const t: Tally = { calls: 0, ideal: 0, lost: 0, worst: 0 };
+  for (const w of monthWindows(catalog)) {
+    const storedTimes = inside(catalog, w)
+      .map((e) => e.timeMs)
+      .sort((a, b) => a - b);
+    const proven = [{ lo: w.startMs, hi: w.endMs }];
+    const k = { ...freshKnowledge(), capFloor: 200, measured: 200 };
+    const r = runWindow(simulatedGateway(now, { mode: 'newest' }, 1), w, k, {
+      read: { kind: 'refresh' },
+      proofs: proven,
+      storedTimes,
+    });
+    const ideal = Math.max(1, Math.ceil(inside(now, w).length / 200));
+    t.calls += r.calls;
+    t.ideal += ideal;
+    t.lost += lostIn(now, w, r).length;
+    t.worst = Math.max(t.worst, r.calls - ideal);
+  }
+  line(`${name} refresh, 3% new`, t);
+}

@@ -1,0 +1,115 @@
+/**
+ * The cost bounds of a first read on a fresh database (cap unknown, no order hint), in simulation:
+ * small windows in every order, and each real month per gateway order, in sequence and on lanes.
+ * The figures and the command that prints them (`npx tsx bench/truncation-cases.ts`) are in
+ * docs/design.md "Cost"; the bounds here are the targets, a little above those figures.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createRng } from '@gateway-ingest/emulator';
+import {
+  freshKnowledge,
+  lostIn,
+  monthWindows,
+  runWindow,
+  runWindowConcurrently,
+  simulatedGateway,
+  smallWindow,
+  usgsCatalog,
+  REAL_MONTH_FILES,
+  type Adversary,
+  type CatalogEvent,
+  type Mode,
+} from '../support/adversary.js';
+
+type Window = { startMs: number; endMs: number };
+const ORDERS: Mode[] = ['newest', 'oldest', 'random', 'magnitude', 'permutation'];
+const real = REAL_MONTH_FILES.map((f) => [...usgsCatalog(f)].sort((a, b) => a.timeMs - b.timeMs));
+
+/** One run per window, knowledge shared between windows as a worker shares it; calls and ideal summed. */
+function firstRead(catalog: readonly CatalogEvent[], windows: Window[], a: Adversary, seed: number, lanes = 1) {
+  const g = simulatedGateway(catalog, a, seed);
+  const k = freshKnowledge();
+  let calls = 0;
+  let ideal = 0;
+  for (const w of windows) {
+    const r = lanes > 1 ? runWindowConcurrently(g, w, k, { lanes, seed, timed: true }) : runWindow(g, w, k);
+    expect(r.failure).toBeNull();
+    expect(lostIn(catalog, w, r)).toEqual([]);
+    calls += r.calls;
+    const n = catalog.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs).length;
+    ideal += Math.max(1, Math.ceil(n / (a.cap ?? 200)));
+  }
+  return { calls, ideal };
+}
+
+describe('a window of fewer than 400 events costs at most ceil(n/200) + 2 calls, whatever the order', () => {
+  it.each([
+    [201, 'spread'],
+    [201, 'padded'],
+    [260, 'spread'],
+    [260, 'padded'],
+    [330, 'spread'],
+  ] as const)('%s events, %s', (n, layout) => {
+    for (const mode of ORDERS)
+      for (const [m, catalog] of real.entries())
+        for (let seed = 1; seed <= 2; seed++) {
+          const { events, window } = smallWindow(catalog, n, layout === 'padded', 100 * m + seed);
+          const { calls } = firstRead(events, [window], { mode }, seed);
+          expect(calls, `${mode}, month ${m}, seed ${seed}`).toBeLessThanOrEqual(Math.ceil(n / 200) + 2);
+        }
+  });
+});
+
+/** n events at uniform times in a window of `days`, a share of them in one burst of an hour, in whole ms. */
+const generated = fc
+  .record({
+    n: fc.integer({ min: 201, max: 260 }),
+    days: fc.constantFrom(1, 7, 31),
+    burst: fc.constantFrom(0, 0.3),
+    mode: fc.constantFrom(...ORDERS),
+    seed: fc.integer({ min: 1, max: 1_000_000 }),
+  })
+  .map(({ n, days, burst, mode, seed }) => {
+    const rng = createRng(seed);
+    const startMs = Date.UTC(2025, 4, 6, 9, 24, 12, 345);
+    const window = { startMs, endMs: startMs + days * 86_400_000 - 2000 };
+    const span = window.endMs - window.startMs;
+    const at = startMs + rng() * (span - 3_600_000);
+    const events: CatalogEvent[] = Array.from({ length: n }, (_, i) => ({
+      id: `g${seed}-${i}`,
+      timeMs: Math.floor(rng() < burst ? at + rng() * 3_600_000 : startMs + rng() * span),
+      magnitude: Math.round(rng() * 60) / 10,
+      latitude: 0,
+      longitude: 0,
+    }));
+    return { events, window, mode, seed };
+  });
+
+describe('property: a generated window of 201 to 260 events costs at most ceil(n/200) + 2 calls', () => {
+  it('in every order, spread or with a burst', () => {
+    fc.assert(
+      fc.property(generated, ({ events, window, mode, seed }) => {
+        const { calls } = firstRead(events, [window], { mode }, seed);
+        expect(calls).toBeLessThanOrEqual(Math.ceil(events.length / 200) + 2);
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+describe('a first read of the 2025-08-19 month, in sequence and on 4 lanes', () => {
+  const catalog = real[1]!;
+  it.each([
+    ['newest', 1.35],
+    ['oldest', 1.4],
+    ['random', 2],
+    ['magnitude', 2],
+    ['permutation', 2],
+  ] as const)('%s-first stays within %s x ideal', (mode, bound) => {
+    for (const lanes of [1, 4]) {
+      const { calls, ideal } = firstRead(catalog, monthWindows(catalog), { mode }, 1, lanes);
+      expect(calls / ideal, `${lanes} lanes`).toBeLessThanOrEqual(bound);
+    }
+  });
+});
