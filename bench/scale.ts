@@ -263,6 +263,19 @@ async function main(): Promise<void> {
       ]);
     }
     rows.push([
+      'BI: `earthquakes` of magnitude 6 and above (strong-events index)',
+      await timed(runs, () => db.db.execute(sql`select * from earthquakes where magnitude >= 6 order by time`)),
+      '-',
+    ]);
+    rows.push([
+      'BI: `earthquakes` of M4.5+ in a latitude and longitude box (strong-events area index)',
+      await timed(runs, () =>
+        db.db.execute(sql`select * from earthquakes where magnitude >= 4.5
+          and latitude between 30 and 45 and longitude between -130 and -110`),
+      ),
+      '-',
+    ]);
+    rows.push([
       'BI: per day from the `earthquakes` view (no roll-up, for comparison)',
       await timed(runs, () =>
         db.db.execute(sql`select date_trunc('day', time) as day, count(*) as events, max(magnitude) as max_magnitude

@@ -39,8 +39,8 @@ CREATE TABLE "gateway_cost_days" (
 );
 --> statement-breakpoint
 ALTER TABLE "earthquake_stream_days" ADD CONSTRAINT "earthquake_stream_days_stream_key_ingest_streams_stream_key_fk" FOREIGN KEY ("stream_key") REFERENCES "public"."ingest_streams"("stream_key") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
-CREATE INDEX "earthquake_events_magnitude_idx" ON "earthquake_events" USING btree ("magnitude","time") WHERE "earthquake_events"."deleted_at" is null;--> statement-breakpoint
-CREATE INDEX "earthquake_events_area_idx" ON "earthquake_events" USING btree ("latitude","longitude") WHERE "earthquake_events"."deleted_at" is null;--> statement-breakpoint
+CREATE INDEX "earthquake_events_strong_idx" ON "earthquake_events" USING btree ("magnitude","time") WHERE "earthquake_events"."magnitude" >= 4 and "earthquake_events"."deleted_at" is null;--> statement-breakpoint
+CREATE INDEX "earthquake_events_strong_area_idx" ON "earthquake_events" USING btree ("latitude","longitude") WHERE "earthquake_events"."magnitude" >= 4 and "earthquake_events"."deleted_at" is null;--> statement-breakpoint
 CREATE INDEX "earthquake_events_revised_idx" ON "earthquake_events" USING btree ("revised_at") WHERE "earthquake_events"."revised_at" is not null;--> statement-breakpoint
 CREATE INDEX "gateway_executions_partition_idx" ON "gateway_executions" USING btree ("stream_key","partition_key","started_at");--> statement-breakpoint
 CREATE INDEX "gateway_executions_purpose_idx" ON "gateway_executions" USING btree ("stream_key","call_purpose") WHERE "gateway_executions"."call_purpose" in ('cap-probe', 'sample');--> statement-breakpoint
