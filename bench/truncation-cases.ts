@@ -6,6 +6,7 @@
  *   npx tsx bench/truncation-cases.ts [seeds=5]
  */
 import { createRng } from '@gateway-ingest/emulator';
+import type { Interval } from '../src/domain/interval.js';
 import {
   freshKnowledge,
   runWindow,
@@ -23,8 +24,7 @@ import {
 
 const DAY = 86_400_000;
 const seeds = Number(process.argv[2] ?? 5);
-type W = { startMs: number; endMs: number };
-const inside = (c: readonly CatalogEvent[], w: W, m: number | null = null) =>
+const inside = (c: readonly CatalogEvent[], w: Interval, m: number | null = null) =>
   c.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs && (m === null || e.magnitude >= m));
 
 interface Tally {
@@ -36,7 +36,7 @@ interface Tally {
 
 function run(
   c: readonly CatalogEvent[],
-  windows: W[],
+  windows: Interval[],
   a: Adversary,
   minMagnitude: number | null = null,
   lanes = 1,
@@ -96,7 +96,7 @@ for (const padded of [false, true])
 
 // Largest magnitude first, M2.5+, around the May aftershock sequence.
 const may = real[0]!.catalog;
-const m25: W = { startMs: Date.parse('2025-05-01T00:00:00Z'), endMs: Date.parse('2025-06-05T00:00:00Z') };
+const m25: Interval = { startMs: Date.parse('2025-05-01T00:00:00Z'), endMs: Date.parse('2025-06-05T00:00:00Z') };
 const m25w = [
   { startMs: m25.startMs, endMs: m25.startMs + 31 * DAY - 2000 },
   { startMs: m25.startMs + 31 * DAY - 2000, endMs: m25.endMs },

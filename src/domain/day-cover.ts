@@ -22,6 +22,12 @@ export interface DayCover {
   subtractEnd: { fromMs: number; toMs: number } | null;
 }
 
+/** The interval read from the events alone, no day total: for a stream without maintained days. */
+export function eventsCover(w: Interval): DayCover {
+  const none = { daysFromMs: w.startMs, daysToMs: w.startMs, addStart: null, subtractStart: null, subtractEnd: null };
+  return { ...none, addEnd: { fromMs: w.startMs, toMs: w.endMs } };
+}
+
 const floorDay = (ms: number) => Math.floor(ms / DAY_MS) * DAY_MS;
 
 export function dayCover(w: Interval): DayCover {
@@ -35,17 +41,8 @@ export function dayCover(w: Interval): DayCover {
   const nextMidnight = lastMidnight + DAY_MS;
   const endInside = hi - lastMidnight <= nextMidnight - hi;
   const daysToMs = endInside ? lastMidnight : nextMidnight;
-  if (daysFromMs > daysToMs) {
-    // Inside one day, off both midnights: the events themselves.
-    return {
-      daysFromMs: lo,
-      daysToMs: lo,
-      addStart: null,
-      subtractStart: null,
-      addEnd: { fromMs: lo, toMs: hi },
-      subtractEnd: null,
-    };
-  }
+  // Inside one day, off both midnights: the events themselves.
+  if (daysFromMs > daysToMs) return eventsCover(w);
   return {
     daysFromMs,
     daysToMs,

@@ -9,7 +9,7 @@ import type { Interval } from '../../domain/interval.js';
 import { PARTITION_STATE } from '../../domain/partition.js';
 import { SUCCEEDED, type Operation } from '../../domain/spec.js';
 import { earthquakeStream, earthquakeStreamParamsSchema, filtersOfParams } from '../../domain/streams.js';
-import { dayCover, type DayCover } from '../../domain/day-cover.js';
+import { dayCover, eventsCover } from '../../domain/day-cover.js';
 import type { Db } from '../connection.js';
 import { gatewayExecutions as x, ingestPartitions as p, ingestStreams } from '../schema.js';
 import { storedOfStream } from './stream-density.js';
@@ -95,16 +95,7 @@ const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).
 
 /** One interval's counting plan (domain/day-cover.ts) as a row of the counting query; null: no such edge. */
 function coverRow(i: number, w: Interval, byDays: boolean) {
-  const c: DayCover = byDays
-    ? dayCover(w)
-    : {
-        daysFromMs: w.startMs,
-        daysToMs: w.startMs,
-        addStart: null,
-        subtractStart: null,
-        addEnd: { fromMs: w.startMs, toMs: w.endMs },
-        subtractEnd: null,
-      };
+  const c = byDays ? dayCover(w) : eventsCover(w);
   return {
     i,
     d1: iso(c.daysFromMs),
