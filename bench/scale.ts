@@ -4,10 +4,14 @@
  * read an operator and a BI user make, timed after VACUUM ANALYZE, in one table with the targets. A script,
  * not a test: it asserts nothing.
  *   npm run bench:scale -- [--years 50] [--concurrency 8] [--runs 5] [--keep] [--reuse DATABASE] [--backfill-only]
+ *     [--node PATH] [--node-options "..."] [--malloc-arena-max N]
  * `--keep` leaves the database for another run; `--reuse` times the reads of a kept one again;
  * `--backfill-only` measures the backfill alone (to compare with a version without the reads).
+ * `--node` runs the CLI on another Node (the image's is 22). Every CLI process runs with the image's
+ * runtime settings (the Dockerfile's NODE_OPTIONS and MALLOC_ARENA_MAX) unless `--node-options` and
+ * `--malloc-arena-max` say otherwise (`--node-options= --malloc-arena-max=` for Node's defaults).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +26,9 @@ import { streamFreshness } from '../src/db/queries/freshness.js';
 import { streamStatus } from '../src/db/queries/status.js';
 import { packageRoot } from '../src/paths.js';
 
+/** As the Dockerfile's runtime stage sets them. */
+const IMAGE_NODE_OPTIONS = '--max-semi-space-size=4 --max-old-space-size=128';
+
 const { values: opts } = parseArgs({
   options: {
     years: { type: 'string', default: '50' },
@@ -30,6 +37,9 @@ const { values: opts } = parseArgs({
     keep: { type: 'boolean', default: false },
     reuse: { type: 'string' },
     'backfill-only': { type: 'boolean', default: false },
+    node: { type: 'string', default: process.execPath },
+    'node-options': { type: 'string', default: IMAGE_NODE_OPTIONS },
+    'malloc-arena-max': { type: 'string', default: '2' },
   },
   strict: true,
 });
@@ -43,6 +53,13 @@ const serverUrl = process.env['DATABASE_URL'] || DEFAULT_DATABASE_URL;
 const redisUrl = process.env['REDIS_URL'] || DEFAULT_REDIS_URL;
 const runId = `${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 const key = randomBytes(12).toString('hex');
+const NODE = opts.node;
+const cliEnv = (env: Record<string, string>): NodeJS.ProcessEnv => {
+  const out: NodeJS.ProcessEnv = { ...process.env, ...env, NODE_OPTIONS: opts['node-options'] };
+  if (opts['malloc-arena-max']) out['MALLOC_ARENA_MAX'] = opts['malloc-arena-max'];
+  else delete out['MALLOC_ARENA_MAX'];
+  return out;
+};
 const say = (line: string): void => void process.stderr.write(`[bench:scale] ${line}\n`);
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -73,7 +90,7 @@ interface Exit {
 /** Runs the CLI to its exit, watching its peak memory. */
 function cli(args: string[], env: Record<string, string>): Promise<Exit> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: 'pipe' });
+  const child = spawn(NODE, [CLI, ...args], { env: cliEnv(env), stdio: 'pipe' });
   let stdout = '';
   let stderr = '';
   let peakMiB = 0;
@@ -90,7 +107,7 @@ function cli(args: string[], env: Record<string, string>): Promise<Exit> {
 
 /** Starts a long-running CLI command and waits for a line of its output matching `ready`. */
 async function daemon(args: string[], env: Record<string, string>, ready: RegExp): Promise<[ChildProcess, string]> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: 'pipe' });
+  const child = spawn(NODE, [CLI, ...args], { env: cliEnv(env), stdio: 'pipe' });
   let out = '';
   const found = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${args[0]} did not start within 60 s: ${out}`)), 60_000);
@@ -172,6 +189,11 @@ function printBackfill(r: Rates, filled: Backfilled | null): void {
   console.log(
     `\n### ${years} years (${FROM.slice(0, 10)}..${TO.slice(0, 10)}): ${r.events.toLocaleString('en')} events, ` +
       `${r.windows} windows, ${r.auditRows.toLocaleString('en')} audit rows\n`,
+  );
+  const version = spawnSync(NODE, ['--version'], { encoding: 'utf8' }).stdout.trim();
+  const arenas = opts['malloc-arena-max'] || '(unset)';
+  console.log(
+    `CLI processes: Node ${version}, NODE_OPTIONS=${JSON.stringify(opts['node-options'])}, MALLOC_ARENA_MAX=${arenas}\n`,
   );
   console.log(`events/s per tenth of the years, oldest first: ${r.tenths.map((t) => t.toFixed(0)).join(', ')}\n`);
   console.log('| what | figure | target |\n|---|---|---|');

@@ -1,8 +1,7 @@
 /* global process */
-// `npm ci` runs this: it builds dist/ whenever the TypeScript compiler is installed (a dependency, so
-// a production install from a clone, `npm ci --omit=dev`, builds too: without the type packages,
-// which are development dependencies, it compiles without checking types), and the emulator
-// package's dist/ where its own dependencies are installed (a development install).
+// `npm ci` runs this: it builds dist/ (scripts/build.mjs, with esbuild, a dependency, so a production
+// install from a clone, `npm ci --omit=dev`, builds too), and the emulator package's dist/ where its
+// own dependencies and the TypeScript compiler are installed (a development install).
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -18,17 +17,14 @@ const resolves = (name, from) => {
   }
 };
 /** @type {(...args: string[]) => void} */
-const tsc = (...args) =>
-  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), ...args], {
-    cwd: root,
-    stdio: 'inherit',
-  });
+const node = (...args) => execFileSync(process.execPath, args, { cwd: root, stdio: 'inherit' });
 
-if (!resolves('typescript', 'package.json')) {
-  process.stderr.write('gateway-ingest: no TypeScript compiler installed, dist/ not built (run `npm run build`).\n');
-} else if ((process.env.npm_config_omit ?? '').split(/[\s,]+/).includes('dev')) {
-  tsc('-p', 'tsconfig.build.json', '--noCheck');
+if (!resolves('esbuild', 'package.json')) {
+  process.stderr.write('gateway-ingest: esbuild is not installed, dist/ not built (run `npm run build`).\n');
 } else {
-  tsc('-p', 'tsconfig.build.json');
-  if (resolves('csv-parse/sync', 'packages/emulator/package.json')) tsc('-p', 'packages/emulator/tsconfig.json');
+  node(join(root, 'scripts/build.mjs'));
+  const dev = !(process.env.npm_config_omit ?? '').split(/[\s,]+/).includes('dev');
+  if (dev && resolves('typescript', 'package.json') && resolves('csv-parse/sync', 'packages/emulator/package.json')) {
+    node(join(root, 'node_modules/typescript/bin/tsc'), '-p', 'packages/emulator/tsconfig.json');
+  }
 }

@@ -1,6 +1,5 @@
 import { parseEnv, type ResolvedEnv } from '../config/env.js';
 import { assertDbReachable, openDb, type DbHandle } from '../db/connection.js';
-import { createLog, type Log } from '../log.js';
 
 /** What a command's flags override in the environment. */
 export interface EnvFlags {
@@ -12,10 +11,6 @@ export interface EnvFlags {
 export function loadEnv(env: NodeJS.ProcessEnv = process.env, flags: EnvFlags = {}): ResolvedEnv {
   // The flag sets the variable before parsing, so the resolved env is the one source of truth.
   return parseEnv(flags.allowInsecureHttp ? { ...env, GATEWAY_ALLOW_INSECURE_HTTP: '1' } : env);
-}
-
-export function cliLog(env: ResolvedEnv): Log {
-  return createLog(env.logLevel);
 }
 
 export async function connectDb(env: ResolvedEnv): Promise<DbHandle> {

@@ -14,7 +14,8 @@ import { EXIT } from './exit.js';
 import { armShutdownDeadline } from './shutdown.js';
 import { inlineWorkerLogFile, progressReporter } from './progress.js';
 import { connectRedis, gatewayFromEnv, openQueues } from './connections.js';
-import { cliLog, connectDb } from './runtime.js';
+import { connectDb } from './runtime.js';
+import { createLog } from '../log.js';
 import { closeQueue } from '../queue/queues.js';
 import type { RedisConnection } from '../queue/redis.js';
 import { settledWithin, withDeadline } from '../deadline.js';
@@ -48,7 +49,7 @@ export async function openSession(env: ResolvedEnv, options: { needGateway: bool
   const queues = openQueues(env, redis);
   return {
     env,
-    log: cliLog(env),
+    log: createLog(env.logLevel),
     db,
     redis,
     queues,

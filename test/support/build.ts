@@ -39,7 +39,9 @@ export function ensureBuilt(): void {
   if (builtMs(join(EMULATOR, 'dist/index.js')) <= newestMtimeMs(join(EMULATOR, 'src'))) {
     tsc(join(EMULATOR, 'tsconfig.json'));
   }
-  if (builtMs(BUILT_MAIN) <= newestMtimeMs(join(packageRoot, 'src'))) tsc('tsconfig.build.json');
+  if (builtMs(BUILT_MAIN) <= newestMtimeMs(join(packageRoot, 'src'))) {
+    execFileSync(process.execPath, [join(packageRoot, 'scripts/build.mjs')], { cwd: packageRoot, stdio: 'inherit' });
+  }
 }
 
 /** vitest globalSetup of the fault suite. */

@@ -112,9 +112,9 @@ describe('tracing off', () => {
 
   it('loads no OpenTelemetry SDK module when OTEL_TRACES_EXPORTER is unset', () => {
     const loaded = modulesLoaded('off', {});
-    // The run went through the CLI and loaded packages: the check sees node_modules at all.
+    // The run went through the CLI (the pure-JS packages it needs are bundled into dist/; the test
+    // below shows that the check sees node_modules when they load).
     expect(loaded.some((u) => u.endsWith('/dist/cli/main.js'))).toBe(true);
-    expect(loaded.some((u) => u.includes('node_modules/commander/'))).toBe(true);
     expect(sdkModules(loaded)).toEqual([]);
   });
 

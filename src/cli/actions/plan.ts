@@ -15,7 +15,8 @@ import { sampleDensity, type SampleResult } from '../../ingest/sample.js';
 import type { Log } from '../../log.js';
 import { EXIT } from '../exit.js';
 import { gatewayFromEnv } from '../connections.js';
-import { cliLog, connectDb, loadEnv } from '../runtime.js';
+import { connectDb, loadEnv } from '../runtime.js';
+import { createLog } from '../../log.js';
 import type { Session } from '../session.js';
 import {
   parseEarthquakeFlags,
@@ -223,7 +224,7 @@ export async function dryRun(env: ResolvedEnv, request: BackfillRequest, flags: 
       request,
       sample,
       () => (gateway ??= gatewayFromEnv(env)),
-      cliLog(env),
+      createLog(env.logLevel),
     );
     process.stdout.write(
       flags.json ? `${JSON.stringify(planJson(outcome), null, 2)}\n` : `${planLines(outcome).join('\n')}\n`,
