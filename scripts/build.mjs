@@ -4,7 +4,7 @@
 // hundreds of ES modules (zod and drizzle-orm alone are two hundred), which is most of its start-up.
 // Types are checked by `npm run typecheck`, not here.
 import { build } from 'esbuild';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const root = join(import.meta.dirname, '..');
@@ -29,7 +29,7 @@ const externalPackages = {
 };
 
 rmSync(join(root, 'dist'), { recursive: true, force: true });
-await build({
+const { metafile } = await build({
   absWorkingDir: root,
   // main.ts is an entry of its own so that it keeps its name: entry.ts imports it only after tracing
   // has started, and a test checks that order by its path.
@@ -44,9 +44,17 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
   plugins: [externalPackages],
+  metafile: true,
   // CommonJS packages inlined above call require() for Node's built-ins.
   banner: {
     js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);",
   },
 });
+// Which sources and packages each chunk holds: what a test reads to tell what a command loaded.
+const inputs = Object.fromEntries(
+  Object.entries(metafile.outputs)
+    .filter(([out]) => out.endsWith('.js'))
+    .map(([out, o]) => [out, Object.keys(o.inputs)]),
+);
+writeFileSync(join(root, 'dist/chunks.json'), JSON.stringify(inputs));
 if (process.argv.includes('--verbose')) process.stdout.write('built dist/\n');

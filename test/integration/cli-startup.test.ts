@@ -7,13 +7,22 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/paths.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'gi-loads-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The packages under node_modules a run of the CLI resolved. */
+const PACKAGE = /node_modules\/((?:@[^/]+\/)?[^/]+)/;
+
+/** The files of node_modules that dist/'s bundled chunks hold, by chunk (scripts/build.mjs writes the map). */
+function bundledInputs(): Map<string, string[]> {
+  const map = JSON.parse(readFileSync(join(packageRoot, 'dist/chunks.json'), 'utf8')) as Record<string, string[]>;
+  return new Map(Object.entries(map).map(([chunk, inputs]) => [join(packageRoot, chunk), inputs]));
+}
+
+/** The packages a run of the CLI loaded: from node_modules, or inlined in a chunk of dist/ it loaded. */
 async function packagesLoaded(args: string[], env: Record<string, string> = {}): Promise<Set<string>> {
   const file = join(dir, `${args.join('-').replace(/[^a-z0-9-]/gi, '')}.txt`);
   const child = spawn(
@@ -27,7 +36,9 @@ async function packagesLoaded(args: string[], env: Record<string, string> = {}):
   );
   await new Promise((resolve) => child.on('close', resolve));
   const urls = readFileSync(file, 'utf8').split('\n');
-  return new Set(urls.flatMap((u) => /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(u)?.[1] ?? []));
+  const chunks = bundledInputs();
+  const files = urls.flatMap((u) => (u.startsWith('file:') ? [u, ...(chunks.get(fileURLToPath(u)) ?? [])] : [u]));
+  return new Set(files.flatMap((f) => PACKAGE.exec(f)?.[1] ?? []));
 }
 
 const HEAVY = [
