@@ -37,6 +37,20 @@ function describeNumberRule(error: z.ZodError): string {
   return firstIssue(error);
 }
 
+/** `--max-billed-calls N`: a positive whole number. */
+export function parseMaxBilledCalls(flag: string, value: string | undefined): number | null {
+  if (value === undefined) return null;
+  if (
+    !/^\d+$/.test(value) ||
+    Number(value) < 1 ||
+    !Number.isSafeInteger(Number(value)) ||
+    Number(value) > 2_147_483_647
+  ) {
+    throw new UsageError(`${flag}: "${value}" must be a whole number of at least 1`);
+  }
+  return Number(value);
+}
+
 /** A code checked by a domain schema (indicator, country). */
 export function parseCodeFlag(flag: string, value: string, schema: z.ZodType<string>): string {
   const parsed = schema.safeParse(value);

@@ -6,53 +6,18 @@
  * reads, and the gateway's URL holds no key (gateway/client.ts).
  */
 import {
-  context,
-  INVALID_SPAN_CONTEXT,
-  isSpanContextValid,
   SpanKind,
   SpanStatusCode,
   trace,
   type Attributes,
-  type Context,
   type Span,
   type SpanOptions,
 } from '@opentelemetry/api';
-import { SpanKind as QueueSpanKind, type Telemetry as QueueTelemetry } from 'bullmq';
-import { BullMQOtel, BullMQOTelSpan } from 'bullmq-otel';
 import type { Operation } from '../domain/spec.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
 
 export const TRACER_NAME = 'gateway-ingest';
-/** The tracer BullMQ's spans come from (job enqueued, job processed), told apart from ours by it. */
-export const BULLMQ_TRACER_NAME = 'bullmq';
-
 const tracer = trace.getTracer(TRACER_NAME);
-
-/**
- * BullMQ's telemetry option (bullmq-otel), on every Queue and Worker: adding jobs carries the active
- * trace context in each job, and processing one continues that trace, so a job's span sits under
- * its enqueue.
- *
- * Less BullMQ's housekeeping, which it traces as spans with no parent: a blocking wait that found no
- * job (every few seconds per queue, however idle), and the stalled-job checker, whose checks every
- * 5 s all descend from one span opened at start, a trace that would grow for as long as the worker
- * runs. Those spans, and so their children, record nothing; BullMQ's spans with a parent (adding
- * jobs under an enqueue, processing a job) are its own.
- */
-export function queueTelemetry(): QueueTelemetry<Context> {
-  const otel = new BullMQOtel(BULLMQ_TRACER_NAME);
-  return {
-    contextManager: otel.contextManager,
-    tracer: {
-      startSpan(name, options, parentContext) {
-        const parent = trace.getSpanContext(parentContext ?? context.active());
-        const housekeeping = options?.kind === QueueSpanKind.INTERNAL && (!parent || !isSpanContextValid(parent));
-        if (housekeeping) return new BullMQOTelSpan(trace.wrapSpanContext(INVALID_SPAN_CONTEXT));
-        return otel.tracer.startSpan(name, options, parentContext);
-      },
-    },
-  };
-}
 
 export const ATTR = {
   operation: 'gateway.operation',

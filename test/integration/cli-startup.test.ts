@@ -70,6 +70,20 @@ describe('the CLI loads only what a command uses', () => {
     expect(HEAVY.filter((p) => loaded.has(p))).toEqual([]);
   });
 
+  it('plan and --dry-run load the database driver, nothing of the queue, gateway or service', async () => {
+    const env = { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' };
+    const range = ['earthquakes', '--from', '2025-01-01T00:00:00Z', '--to', '2025-02-01T00:00:00Z'];
+    for (const args of [
+      ['plan', ...range],
+      ['backfill', ...range, '--dry-run'],
+    ]) {
+      const loaded = await packagesLoaded(args, env);
+      expect(loaded.has('pg')).toBe(true);
+      const unused = HEAVY.filter((p) => !['pg', 'drizzle-orm', 'yaml'].includes(p));
+      expect(unused.filter((p) => loaded.has(p))).toEqual([]);
+    }
+  });
+
   it('status loads the database driver and the jobs file parser, nothing of the queue, gateway or service', async () => {
     const loaded = await packagesLoaded(['status'], { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none' });
     expect(loaded.has('pg')).toBe(true);

@@ -6,8 +6,8 @@ import {
   formatControl,
   newestPerStream,
   parseBudgetArgument,
-  parseMaxBilledCalls,
 } from '../../src/cli/actions/backfill-control.js';
+import { parseMaxBilledCalls } from '../../src/cli/flags.js';
 import { haltMessage } from '../../src/cli/session.js';
 import { formatDayBudget, formatHold, holdsByStream } from '../../src/cli/status-holds.js';
 import { parseEnv } from '../../src/config/env.js';

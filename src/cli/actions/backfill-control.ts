@@ -24,21 +24,8 @@ import {
 import { EXIT } from '../exit.js';
 import { loadEnv } from '../runtime.js';
 import { awaitBackfill, openSession, type Session } from '../session.js';
+import { parseMaxBilledCalls } from '../flags.js';
 import { declaredStreams } from '../../service/declared-streams.js';
-
-/** `--max-billed-calls N`: a positive whole number. */
-export function parseMaxBilledCalls(flag: string, value: string | undefined): number | null {
-  if (value === undefined) return null;
-  if (
-    !/^\d+$/.test(value) ||
-    Number(value) < 1 ||
-    !Number.isSafeInteger(Number(value)) ||
-    Number(value) > 2_147_483_647
-  ) {
-    throw new UsageError(`${flag}: "${value}" must be a whole number of at least 1`);
-  }
-  return Number(value);
-}
 
 /** For each stream, the newest backfill that planned it; each backfill once, newest first. Pure. */
 export function newestPerStream(

@@ -1,4 +1,3 @@
-import { recordBackfill } from '../../ingest/backfills.js';
 import {
   enqueueEarthquakeBackfill,
   enqueueIndicatorBackfill,
@@ -15,8 +14,8 @@ import {
 } from '../backfill-request.js';
 import { EXIT } from '../exit.js';
 import { loadEnv } from '../runtime.js';
-import { awaitBackfill, openSession, type Session } from '../session.js';
-import { parseMaxBilledCalls } from './backfill-control.js';
+import type { Session } from '../session.js';
+import { parseMaxBilledCalls } from '../flags.js';
 import { confirmBackfill, dryRun, type PlanFlags } from './plan.js';
 
 export interface RunFlags extends PlanFlags {
@@ -60,6 +59,11 @@ async function run(flags: RunFlags, request: BackfillRequest): Promise<void> {
   const maxBilledCalls = parseMaxBilledCalls('--max-billed-calls', flags.maxBilledCalls);
   const env = loadEnv(process.env, { allowInsecureHttp: flags.allowInsecureHttp });
   if (flags.dryRun) return dryRun(env, request, flags);
+  // The queue, the workers and the gateway client load only here: a dry run needs none of them.
+  const [{ awaitBackfill, openSession }, { recordBackfill }] = await Promise.all([
+    import('../session.js'),
+    import('../../ingest/backfills.js'),
+  ]);
   const session = await openSession(env, { needGateway: Boolean(flags.inline) });
   try {
     // A cap within CONFIRM_BILLED_CALLS already bounds what the backfill may spend: nothing to confirm.

@@ -11,10 +11,9 @@ import { UsageError } from '../../errors.js';
 import type { Gateway } from '../../gateway/client.js';
 import { planBackfill, type BackfillRequest, type Plan } from '../../ingest/plan.js';
 import { isMeasured } from '../../planning/density.js';
-import { sampleDensity, type SampleResult } from '../../ingest/sample.js';
+import type { SampleResult } from '../../ingest/sample.js';
 import type { Log } from '../../log.js';
 import { EXIT } from '../exit.js';
-import { gatewayFromEnv } from '../connections.js';
 import { connectDb, loadEnv } from '../runtime.js';
 import { createLog } from '../../log.js';
 import type { Session } from '../session.js';
@@ -65,7 +64,7 @@ export async function computePlan(
   env: ResolvedEnv,
   request: BackfillRequest,
   sample: number,
-  gateway: () => Gateway,
+  gateway: () => Promise<Gateway>,
   log: Log,
 ): Promise<PlanOutcome> {
   const first = await planBackfill(db, request, settingsOf(env, Date.now()));
@@ -73,8 +72,10 @@ export async function computePlan(
   const targets = first.plannedWindows.filter((w) => !isMeasured(w.density)).map((w) => w.window);
   if (targets.length === 0) return { plan: first, sampled: 'skipped' };
   // Samples are billed calls like any other: BILLED_CALLS_PER_DAY holds for them too.
+  // Sampling is the only part of a plan that calls the gateway: a plan without it loads no HTTP client.
+  const { sampleDensity } = await import('../../ingest/sample.js');
   const deps = {
-    gateway: gateway(),
+    gateway: await gateway(),
     db,
     log,
     knowledgeTtlMs: env.gatewayKnowledgeTtlMs,
@@ -212,6 +213,10 @@ export function billedCallsToConfirm(plan: Plan): number {
   return plan.estimatedBilledCalls?.expected ?? plan.minimumBilledCalls;
 }
 
+async function gatewayFor(env: ResolvedEnv): Promise<Gateway> {
+  return (await import('../connections.js')).gatewayFromEnv(env);
+}
+
 /** `backfill --dry-run`: prints the plan; nothing is enqueued, Redis is not needed. */
 export async function dryRun(env: ResolvedEnv, request: BackfillRequest, flags: PlanFlags): Promise<void> {
   const sample = parseSampleFlag(flags.sample);
@@ -223,7 +228,7 @@ export async function dryRun(env: ResolvedEnv, request: BackfillRequest, flags: 
       env,
       request,
       sample,
-      () => (gateway ??= gatewayFromEnv(env)),
+      async () => (gateway ??= await gatewayFor(env)),
       createLog(env.logLevel),
     );
     process.stdout.write(
@@ -258,7 +263,7 @@ export async function confirmBackfill(s: Session, request: BackfillRequest, flag
       s.env,
       request,
       sample,
-      () => s.gateway ?? (own ??= gatewayFromEnv(s.env)),
+      async () => s.gateway ?? (own ??= await gatewayFor(s.env)),
       s.log,
     );
     process.stderr.write(`${planLines(outcome).join('\n')}\n`);
