@@ -2,13 +2,16 @@
  * The cases the cost bounds of docs/design.md "Cost" name, each on its own line: a first read of each
  * real month per gateway order, small windows (201 to 399 events) in every order, largest magnitude
  * first on an M2.5+ stream around an aftershock sequence, a silent cap of 100 per window, and a
- * re-read sized from stored events. Fresh knowledge (cap unknown) as on a new database.
- *   npx tsx bench/truncation-cases.ts [seeds=5]
+ * re-read sized from stored events; how many generated windows of fewer than 400 events go over
+ * ceil(n/200) + 2 calls; a silent cap of 100 on windows of 7 and 15 days. Fresh knowledge (cap
+ * unknown) as on a new database.
+ *   npx tsx bench/truncation-cases.ts [seeds=5] [generated windows per class=1000]
  */
 import { createRng } from '@gateway-ingest/emulator';
 import type { Interval } from '../src/domain/interval.js';
 import {
   freshKnowledge,
+  generatedWindow,
   runWindow,
   runWindowConcurrently,
   lostIn,
@@ -94,6 +97,29 @@ for (const padded of [false, true])
       line(`${n} events ${padded ? 'padded' : 'spread'} ${mode}`, t, ` (bound ideal+2)`);
     }
 
+// Generated windows (as test/unit/truncation-cost.test.ts makes them), each in all five orders.
+const generatedRuns = Number(process.argv[3] ?? 1000);
+for (const [lo, hi, burst] of [
+  [201, 395, 0],
+  [396, 399, 0],
+  [201, 260, 0.3],
+  [261, 399, 0.3],
+] as const) {
+  const pick = createRng(lo + hi);
+  let over = 0;
+  for (let i = 0; i < generatedRuns; i++) {
+    const n = lo + Math.floor(pick() * (hi - lo + 1));
+    const seed = 1 + Math.floor(pick() * 1e6);
+    const { events, window } = generatedWindow(n, [1, 7, 31][i % 3]!, burst, seed);
+    for (const mode of orders) {
+      const r = runWindow(simulatedGateway(events, { mode }, seed), window, freshKnowledge());
+      if (lostIn(events, window, r).length > 0 || r.failure) throw new Error(`${n} events, seed ${seed}, ${mode}`);
+      over += r.calls > Math.ceil(n / 200) + 2 ? 1 : 0;
+    }
+  }
+  console.log(`generated ${lo}..${hi} events, burst ${burst}: over ideal+2 in ${over} of ${generatedRuns * 5} windows`);
+}
+
 // Largest magnitude first, M2.5+, around the May aftershock sequence.
 const may = real[0]!.catalog;
 const m25: Interval = { startMs: Date.parse('2025-05-01T00:00:00Z'), endMs: Date.parse('2025-06-05T00:00:00Z') };
@@ -112,6 +138,23 @@ for (const { name, catalog } of real) {
   const t = run(catalog, ws, { mode: 'newest', cap: 100 });
   const bound = 1.4 * t.ideal + 3 * ws.length * seeds;
   line(`${name} silent cap 100 newest`, t, ` (bound ${bound.toFixed(0)})`);
+}
+
+// Silent cap 100 on shorter windows, where the opening (the held first answer, two probes) weighs more.
+{
+  let over = 0;
+  let count = 0;
+  for (const { catalog } of real)
+    for (let k = 0; k < 12; k++)
+      for (const days of [7, 15]) {
+        const startMs = catalog[0]!.timeMs + 2 * k * DAY;
+        const w = { startMs, endMs: startMs + days * DAY };
+        const n = inside(catalog, w).length;
+        const r = runWindow(simulatedGateway(catalog, { mode: 'newest', cap: 100 }, 1), w, freshKnowledge());
+        over += r.calls > 1.4 * Math.max(1, Math.ceil(n / 100)) + 3 ? 1 : 0;
+        count++;
+      }
+  console.log(`silent cap 100 newest, windows of 7 and 15 days: over 1.4 x ceil(n/100) + 3 in ${over} of ${count}`);
 }
 
 // A refresh sized from the events stored by a first read, 3% of the catalog new since, newest-first, cap known.

@@ -427,3 +427,23 @@ export function smallWindow(catalog: readonly CatalogEvent[], n: number, padded:
     window: { startMs, endMs: startMs + 31 * DAY_MS - 2000 },
   };
 }
+
+/**
+ * n events at uniform times in a window of `days` from a fixed start, a share `burst` of them in one
+ * hour placed at random, in whole ms: the windows the cost properties and bench generate.
+ */
+export function generatedWindow(n: number, days: number, burst: number, seed: number) {
+  const rng = createRng(seed);
+  const startMs = Date.UTC(2025, 4, 6, 9, 24, 12, 345);
+  const window = { startMs, endMs: startMs + days * DAY_MS - 2000 };
+  const span = window.endMs - window.startMs;
+  const at = startMs + rng() * (span - 3_600_000);
+  const events: CatalogEvent[] = Array.from({ length: n }, (_, i) => ({
+    id: `g${seed}-${i}`,
+    timeMs: Math.floor(rng() < burst ? at + rng() * 3_600_000 : startMs + rng() * span),
+    magnitude: Math.round(rng() * 60) / 10,
+    latitude: 0,
+    longitude: 0,
+  }));
+  return { events, window };
+}

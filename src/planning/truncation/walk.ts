@@ -34,6 +34,14 @@ export const FILL = 0.8;
 export const STORED_FILL = 0.93;
 /** A full answer says its chunk held at least a cap; as a guess of how many, a bit more. */
 const FULL_GROWTH = 1.25;
+/**
+ * A whole region's first full answer says only that it holds at least a cap. Read as 1.7 caps, the
+ * chunk asked next holds under half its events, so it comes back below the cap while the region
+ * holds fewer than two caps, whatever the gateway kept, and its count sizes the rest (recounted).
+ * 1.25 here left windows of 330 to 399 events spread over the window at ideal + 3 to + 5; 1.8 and
+ * more asked windows of 201 to 260 events with a burst a call more often than 1.7.
+ */
+const FIRST_GROWTH = 1.7;
 /** A chunk asked again after a full answer that no exact sample sizes spans at most this share of it. */
 const MAX_SHRINK = 0.6;
 /** How much older exact counts weigh against the newest one. */
@@ -193,7 +201,7 @@ export function looks(points: readonly number[], chunk: Region): { top: boolean;
 }
 
 export interface WalkStep {
-  /** The walks going on (none when it covered its region; two when a region was cut where its answer's events are). */
+  /** The walks going on (none when it covered its region; three when a region was cut where its answer's events are). */
   next: WalkTask[];
   /** A chunk too short to cut that came back full (real coordinates): cut it by place. */
   crowded: Region | null;
@@ -231,7 +239,30 @@ function afterProof(t: WalkTask, events: readonly SeenEvent[], cap: number): Wal
   const rest = anchored(t.from, { lo: a.lo, hi: reach + SECOND_MS });
   // Stored events size every chunk of the walk; a full answer's sample only the next one.
   const answered = t.fullAnswers > 0 && t.sample?.trust !== 'stored' ? leftOver(t.sample, rest) : null;
-  return startWalk(rest, t.from, cap, addCount(t.rate, events.length, ms), answered, leftOver(t.stored, rest));
+  return startWalk(
+    rest,
+    t.from,
+    cap,
+    addCount(t.rate, events.length, ms),
+    answered && recounted(answered, t.sample!, walkQuery(t), events.length),
+    leftOver(t.stored, rest),
+  );
+}
+
+/** A count of about a hundred events varies by about a tenth: the rest is sized for that many more. */
+const RECOUNT_MARGIN = 1.1;
+
+/**
+ * An estimated sample's rest after a chunk it sized was proven: each point stands for as many events
+ * as the points inside that chunk did (its exact count over its points, a tenth more), when that is
+ * fewer than the guess made before any count. A window of 201 to 260 events then asks its rest
+ * whole; never more, since a sample leaning toward one end (oldest-first, read as a subset) has few
+ * points in the chunk and would size the rest as a burst.
+ */
+function recounted(rest: Sample, whole: Sample, chunk: Region, proven: number): Sample {
+  const inside = whole.points.filter((p) => p > chunk.lo && p < chunk.hi).length;
+  if (rest.trust !== 'estimate' || inside === 0) return rest;
+  return { ...rest, perPoint: Math.min(rest.perPoint, Math.max(1, (RECOUNT_MARGIN * proven) / inside)) };
 }
 
 /**
@@ -290,12 +321,14 @@ function afterFull(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTa
 /**
  * A whole region's first full answer whose events reach neither end: the events sit inside it, with
  * quiet stretches on both sides (a window reaching past the data, a filtered stream's few events).
- * Whatever order the gateway keeps, a cut where half its events lie leaves two parts that each
- * probably hold fewer than a cap when the region holds fewer than about 1.3 caps: both are asked
- * whole. A dense region costs one more full answer this way, and each part's answer then shows its
- * own density.
+ * Cut in three where a third of its events lie each, the parts are asked whole: whatever subset the
+ * gateway kept, each part probably holds fewer than a cap while the region holds fewer than two, and
+ * when it kept the newest (or oldest) the outer part holds the rest and a third of the answer, below
+ * the cap up to about 1.66 caps. Two cuts, not one: with one, the half holding the unseen events
+ * comes back full from about 1.5 caps, and its walk costs three calls or more. A dense region pays
+ * up to two more full answers this way, and each part's answer then shows its own density.
  */
-function cutAtMedian(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTask[] | null {
+function cutInThirds(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTask[] | null {
   if (t.reach !== null || t.fullAnswers > 0 || t.sample?.trust === 'stored' || events.length < 2) return null;
   // Answers that showed the walk's own order hold read such an answer exactly (afterFull).
   if (s.backed && s.guesses[0] === t.from) return null;
@@ -305,10 +338,9 @@ function cutAtMedian(t: WalkTask, events: readonly SeenEvent[], s: Sizing): Walk
   );
   if (seen.top || seen.bottom) return null;
   const times = events.map((e) => e.timeMs).sort((a, b) => a - b);
-  const at = clampCut(t.region, times[Math.floor(times.length / 2)]!);
-  if (at === null) return null;
+  const parts = cutInto(t.region, times, CUT_PARTS);
+  if (parts === null) return null;
   const sample = estimateSample(t, events, t.region, s.cap);
-  const parts = splitAt(t.region, at);
   // Counted as asked again after a full answer: each part keeps the answer's sample for its next
   // chunk, is cut neither again here nor into lanes before a proof, and is not placed anew on resume.
   const walks = parts.map((r) => ({
@@ -316,6 +348,23 @@ function cutAtMedian(t: WalkTask, events: readonly SeenEvent[], s: Sizing): Walk
     fullAnswers: 1,
   }));
   return t.from === 'newest' ? walks.reverse() : walks;
+}
+
+/** Parts a whole region's first answer reaching neither end is cut into (cutInThirds). */
+const CUT_PARTS = 3;
+
+/** `r` cut into `n` parts holding equal shares of sorted `times`, oldest first; null when a cut does not fit. */
+function cutInto(r: Region, times: readonly number[], n: number): Region[] | null {
+  const parts: Region[] = [];
+  let rest = r;
+  for (let i = 1; i < n; i++) {
+    const at = clampCut(rest, times[Math.floor((i * times.length) / n)]!);
+    if (at === null || at <= rest.lo) return null;
+    const [below, above] = splitAt(rest, at);
+    parts.push(below);
+    rest = above;
+  }
+  return [...parts, rest];
 }
 
 function exactSample(events: readonly SeenEvent[]): Sample {
@@ -328,7 +377,8 @@ function exactSample(events: readonly SeenEvent[]): Sample {
  */
 function estimateSample(t: WalkTask, events: readonly SeenEvent[], chunk: Region, cap: number): Sample {
   const before = t.sample?.trust === 'stored' ? null : t.sample;
-  let estimate = FULL_GROWTH * Math.max(cap, events.length);
+  const first = t.reach === null && t.fullAnswers === 0 && t.rate === null && before === null;
+  let estimate = (first ? FIRST_GROWTH : FULL_GROWTH) * Math.max(cap, events.length);
   if (before) {
     const inside = before.ids.filter((_, i) => before.points[i]! > chunk.lo && before.points[i]! < chunk.hi);
     const ids = new Set(events.map((e) => e.id));
@@ -356,8 +406,8 @@ export function stepWalk(t: WalkTask, events: readonly SeenEvent[], full: boolea
     };
   }
   const verdict = tested && { order: tested, held: false };
-  const halves = cutAtMedian(t, events, s);
-  if (halves) return { next: halves, crowded: null, proven: 0, guess: verdict };
+  const parts = cutInThirds(t, events, s);
+  if (parts) return { next: parts, crowded: null, proven: 0, guess: verdict };
   const after = afterFull(t, events, s);
   if (after !== 'crowded') return { next: [after], crowded: null, proven: 0, guess: verdict };
   const chunk = walkQuery(t);
