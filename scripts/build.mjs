@@ -12,8 +12,9 @@ const root = join(import.meta.dirname, '..');
 // Pure-JS packages, safe to inline. Everything else stays an import of node_modules: `pg` (the
 // tracing SDK patches it as it is required), pino (its transports load files by path), BullMQ and
 // ioredis (Lua scripts), undici, OpenTelemetry, Express and Bull Board (static files), and the
-// emulator package (a development dependency, loaded only when present).
-const INLINED = new Set(['zod', 'drizzle-orm', 'commander', 'yaml', 'cron-parser', 'date-fns', 'luxon']);
+// emulator package (a development dependency, loaded only when present), and luxon (cron-parser's,
+// whose settings config/jobs-file/schedule.ts sets on the one instance Node's require cache holds).
+const INLINED = new Set(['zod', 'drizzle-orm', 'commander', 'yaml', 'cron-parser', 'date-fns']);
 
 /** @type {import('esbuild').Plugin} */
 const externalPackages = {
