@@ -3,7 +3,7 @@
  * the CLI's own, so that every message names the flag and repeats the value given.
  */
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { DEFAULT_JOBS_FILE } from '../config/jobs-file/default-path.js';
 import { parseInstant } from '../domain/time.js';
 import { UsageError } from '../errors.js';

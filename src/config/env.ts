@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError } from '../errors.js';
 
 export const DEFAULT_DATABASE_URL = 'postgres://postgres:postgres@127.0.0.1:5432/gateway_ingest';

@@ -3,7 +3,7 @@
  * tracing is on only when OTEL_TRACES_EXPORTER names an exporter. Unset (or `none`), no SDK is
  * loaded at all. Read by the CLI entry before anything else loads (see cli/entry.ts).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ConfigError } from '../errors.js';
 import { present, urlWithScheme } from './env.js';
 

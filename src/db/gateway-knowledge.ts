@@ -5,7 +5,7 @@
  * never evidence). Reads are cheap and once per window.
  */
 import { and, eq, sql } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Db } from './connection.js';
 import { gatewayKnowledge as k } from './schema.js';
 

@@ -3,7 +3,7 @@
  * the operator sets (pause, resume, cancel) and an optional cap on its billed calls. Whether it is
  * finished is derived from its partitions; whether it is held by a budget from its counters.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { isUsedUp } from './budget.js';
 
 export const BACKFILL_CONTROL = { active: 'active', paused: 'paused', cancelled: 'cancelled' } as const;

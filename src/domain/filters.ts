@@ -3,7 +3,7 @@
  * jobs.yaml, job payloads and gateway requests all validate through these schemas; each caller
  * words its own messages so that they name the flag, file line or field the value came from.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { LIMITS } from './spec.js';
 
 export const magnitudeSchema = z.number().min(LIMITS.minMagnitude).max(LIMITS.maxMagnitude);

@@ -2,7 +2,7 @@
  * One span of time, as the product means it everywhere: a window, a query, a gap, a covered part.
  * Epoch milliseconds, both ends inclusive (an event exactly on an end belongs to the interval).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { coverageOf, subtractRanges, type Range } from './ranges.js';
 
 export const intervalSchema = z.strictObject({ startMs: z.number(), endMs: z.number() });

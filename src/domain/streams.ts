@@ -2,7 +2,7 @@
  * Stream identity: an operation with one set of filters (earthquakes) or one series (indicators).
  * Partitions done for one stream never count for another.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   circleSchema,
   indicatorSeriesSchema,

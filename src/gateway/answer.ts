@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { envelopeSchema, executionSchema } from './schemas.js';
 import { classifyAttempt, parseRetryAfterMs } from './classify.js';
 import { storableJson, storableOrNull, UNSTORABLE_ESCAPE } from '../domain/text.js';

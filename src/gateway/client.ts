@@ -1,5 +1,5 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { Attempt, AttemptRecord } from './attempt.js';
 import { readAnswer } from './answer.js';
 import {

@@ -2,7 +2,7 @@
  * The wire shapes of spec parts 2 and 4: request bodies (refused before sending when they break
  * the spec) and answers (validated before anything is written). Field rules come from domain/.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   circleFromParts,
   countryCodeSchema,

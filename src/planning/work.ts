@@ -4,7 +4,7 @@
  * off the queue, so their schemas live here, beside the code that produces them.
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   earthquakeFiltersSchema,
   indicatorSeriesSchema,

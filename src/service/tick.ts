@@ -4,7 +4,7 @@
  * workers, with their retries, truncation handling and deletion reconciliation.
  */
 import { UnrecoverableError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { EarthquakeStreamConfig, IndicatorStreamConfig, ResolvedJobsFile } from '../config/jobs-file.js';
 import type { Db } from '../db/connection.js';
 import { enqueueEarthquakeRefresh, enqueueIndicatorRefresh, type RefreshSummary } from '../ingest/enqueue-refresh.js';

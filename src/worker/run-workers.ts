@@ -7,7 +7,7 @@
  */
 import { Backoffs, DelayedError, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { settledWithin } from '../deadline.js';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { markCancelled, markFailed } from '../db/partitions.js';
 import { budgetRecheckDelayMs } from '../domain/budget.js';
 import { OPERATION_NAMES, type Operation } from '../domain/spec.js';

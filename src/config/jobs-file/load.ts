@@ -6,7 +6,7 @@
  * An invalid file is refused as a whole, with every problem listed as `file:line  path: reason`.
  */
 import { readFile } from 'node:fs/promises';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { UsageError } from '../../errors.js';
 import { describe, errorMap, formatPath, isRecord, unknownKeyReason } from './messages.js';
 import type { RawProblem, Segment } from './messages.js';

@@ -3,7 +3,7 @@
  * the wording (`describe`, the zod error map, unknown keys), problem paths, the hand-written field
  * checks, and the guards rules use to read the raw document.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 // ---- Wording ----
 

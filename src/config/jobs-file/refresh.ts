@@ -6,7 +6,7 @@
  * The schema holds the per-field rules; `refreshRules` holds the rules that tie keys together (run on
  * the raw document, like every other cross-field rule, so one bad tier never hides another problem).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DAY_MS } from '../../domain/time.js';
 import { DURATION_UNITS_MS } from '../durations.js';
 import { formatPath, has, isRecord, type Report, type Segment } from './messages.js';

@@ -6,7 +6,7 @@
  * circle, to_year >= from_year, unique names and codes) run on the raw document instead, in
  * `crossFieldProblems`, so that one bad field never hides another problem of the same stream.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   circleFromParts,
   countryCodeSchema,

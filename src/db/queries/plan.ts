@@ -3,7 +3,7 @@
  * cost, how fast the gateway answers. Read-only: planning never writes.
  */
 import { and, eq, inArray, isNotNull, sql, type SQL } from 'drizzle-orm';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { EarthquakeFilters } from '../../domain/filters.js';
 import type { Interval } from '../../domain/interval.js';
 import { PARTITION_STATE } from '../../domain/partition.js';

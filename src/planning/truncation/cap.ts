@@ -18,7 +18,7 @@
  *   A small floor never sizes a chunk: with nothing known the floor is 1, and chunks sized for it
  *   would hold less than one event.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { LIMITS } from '../../domain/spec.js';
 import { SECOND_MS } from '../../domain/time.js';
 

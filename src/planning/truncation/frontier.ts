@@ -9,7 +9,7 @@
  * may be coarser than the times the gateway filters on, so an event reported at r is only known
  * to lie in (r - PRECISION_MS, r + PRECISION_MS).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { circleSchema } from '../../domain/filters.js';
 import type { Interval } from '../../domain/interval.js';
 import { LIMITS } from '../../domain/spec.js';

@@ -4,7 +4,7 @@
  * resumes where it stopped instead of paying for its answers again. Anything else (an older shape)
  * does not parse, and the window is read afresh.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { probeRegionsOf } from './knowledge.js';
 import {
   FRONTIER_VERSION,
