@@ -36,10 +36,17 @@ async function billedByWindow(j: Journey, since: Date): Promise<Map<string, numb
   return new Map(rows.map((r) => [r.key, r.n]));
 }
 
-describe.each([
-  ['newest', 1.5],
-  ['random', 2.0],
-] as const)('journeys on one database (%s-first gateway)', (order, firstRead) => {
+/**
+ * Billed calls per ideal call (probes aside) each step may take: what this journey measured (in
+ * parentheses), a few percent more, so that a planner change that costs calls fails here.
+ */
+const BOUNDS = {
+  newest: { month: 1.5 /* 1.44 */, before: 1.42 /* 1.37 */, refresh: 1.13 /* 1.09 */ },
+  random: { month: 1.56 /* 1.50 */, before: 1.74 /* 1.67 */, refresh: 1.13 /* 1.09 */ },
+} as const;
+
+describe.each([['newest'], ['random']] as const)('journeys on one database (%s-first gateway)', (order) => {
+  const bound = BOUNDS[order];
   let j: Journey & { stop(): Promise<void> };
   beforeAll(async () => {
     j = await openJourney({ ...services(), key: KEY, emulator: { key: KEY, seed: 1, order } });
@@ -47,13 +54,15 @@ describe.each([
   afterAll(async () => j?.stop());
 
   it('a month, then the months before it with the cap lapsed, the same again, and a refresh of all', async () => {
-    sound(await j.step('backfill 08-19..09-19', eq('2025-08-19', '2025-09-19')));
+    const month = await j.step('backfill 08-19..09-19', eq('2025-08-19', '2025-09-19'));
+    sound(month);
+    expect(month.billed).toBeLessThanOrEqual(bound.month * month.ideal + month.probes);
 
     const since = new Date();
     const before = await j.step('backfill 05-01..08-19', eq('2025-05-01', '2025-08-19'), { env: LAPSED });
     expect(before.drift).toEqual([]);
     sound(before);
-    expect(before.billed).toBeLessThanOrEqual(firstRead * before.ideal + before.probes);
+    expect(before.billed).toBeLessThanOrEqual(bound.before * before.ideal + before.probes);
     // The bundled data holds nothing from June 5 to August 19: those windows cost a call each.
     const perWindow = await billedByWindow(j, since);
     expect(perWindow.get('2025-07-01T23:59:56Z/2025-08-01T23:59:54Z')).toBe(1);
@@ -68,7 +77,7 @@ describe.each([
 
     expect(refresh.drift).toEqual([]);
     sound(refresh);
-    expect(refresh.billed).toBeLessThanOrEqual(1.15 * refresh.ideal + refresh.probes);
+    expect(refresh.billed).toBeLessThanOrEqual(bound.refresh * refresh.ideal + refresh.probes);
   });
 });
 
