@@ -32,12 +32,15 @@ FROM ${NODE_IMAGE} AS runtime
 # A worker keeps 35 to 40 MB live; without limits V8 lets garbage grow the heap past 200 MB before
 # collecting it on a large host. These keep a worker under 150 MB (BENCHMARKS.md) at about 5% more CPU.
 # Override with `-e NODE_OPTIONS=...`; never below 96 MB of old space (it thrashes). glibc gives each
-# thread that allocates (libuv's pool, V8's collector threads) an arena of its own: two arenas keep
-# about 10 MB of free native memory from staying resident.
+# thread that allocates (libuv's pool, V8's collector threads) an arena of its own, and raises the size
+# it maps blocks from each time a large one is freed, after which buffers of answers are carved from
+# the heap and their space stays resident: two arenas and a fixed 64 KiB threshold keep about 10 MB
+# of free native memory from staying resident (BENCHMARKS.md "Fifty years").
 ENV NODE_ENV=production \
     HTTP_PORT=9464 \
     NODE_OPTIONS="--max-semi-space-size=4 --max-old-space-size=128" \
-    MALLOC_ARENA_MAX=2
+    MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=65536
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist

@@ -4,12 +4,12 @@
  * read an operator and a BI user make, timed after VACUUM ANALYZE, in one table with the targets. A script,
  * not a test: it asserts nothing.
  *   npm run bench:scale -- [--years 50] [--concurrency 8] [--runs 5] [--keep] [--reuse DATABASE] [--backfill-only]
- *     [--node PATH] [--node-options "..."] [--malloc-arena-max N]
+ *     [--node PATH] [--node-options "..."] [--malloc image|default]
  * `--keep` leaves the database for another run; `--reuse` times the reads of a kept one again;
  * `--backfill-only` measures the backfill alone (to compare with a version without the reads).
  * `--node` runs the CLI on another Node (the image's is 22). Every CLI process runs with the image's
- * runtime settings (the Dockerfile's NODE_OPTIONS and MALLOC_ARENA_MAX) unless `--node-options` and
- * `--malloc-arena-max` say otherwise (`--node-options= --malloc-arena-max=` for Node's defaults).
+ * runtime settings (the Dockerfile's NODE_OPTIONS and MALLOC_* variables) unless `--node-options` and
+ * `--malloc default` say otherwise (`--node-options= --malloc default` for Node's and glibc's defaults).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -29,6 +29,7 @@ import { packageRoot } from '../src/paths.js';
 
 /** As the Dockerfile's runtime stage sets them. */
 const IMAGE_NODE_OPTIONS = '--max-semi-space-size=4 --max-old-space-size=128';
+const IMAGE_MALLOC = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '65536' };
 
 const { values: opts } = parseArgs({
   options: {
@@ -40,7 +41,7 @@ const { values: opts } = parseArgs({
     'backfill-only': { type: 'boolean', default: false },
     node: { type: 'string', default: process.execPath },
     'node-options': { type: 'string', default: IMAGE_NODE_OPTIONS },
-    'malloc-arena-max': { type: 'string', default: '2' },
+    malloc: { type: 'string', default: 'image' },
   },
   strict: true,
 });
@@ -57,8 +58,10 @@ const key = randomBytes(12).toString('hex');
 const NODE = opts.node;
 const cliEnv = (env: Record<string, string>): NodeJS.ProcessEnv => {
   const out: NodeJS.ProcessEnv = { ...process.env, ...env, NODE_OPTIONS: opts['node-options'] };
-  if (opts['malloc-arena-max']) out['MALLOC_ARENA_MAX'] = opts['malloc-arena-max'];
-  else delete out['MALLOC_ARENA_MAX'];
+  for (const [name, value] of Object.entries(IMAGE_MALLOC)) {
+    if (opts.malloc === 'image') out[name] = value;
+    else delete out[name];
+  }
   return out;
 };
 const say = (line: string): void => void process.stderr.write(`[bench:scale] ${line}\n`);
@@ -138,6 +141,24 @@ async function timed(n: number, read: () => Promise<unknown>): Promise<number> {
   return median(ms);
 }
 
+/**
+ * A query's time in libpq, the client library most BI drivers sit on or match: psql's \timing (from
+ * sending it to the last row received, before printing), the median of `runs` after one warm-up; NaN
+ * without psql.
+ */
+function libpqMs(url: string, query: string): number {
+  const ms: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const r = spawnSync('psql', ['-X', '-q', url, '-c', '\\timing on', '-c', query, '-o', '/dev/null'], {
+      encoding: 'utf8',
+    });
+    const t = /Time: ([\d.]+) ms/.exec(r.stdout ?? '')?.[1];
+    if (t === undefined) return Number.NaN;
+    if (i > 0) ms.push(Number(t));
+  }
+  return median(ms);
+}
+
 async function get(url: string): Promise<void> {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`GET ${url}: ${res.status}`);
@@ -192,9 +213,10 @@ function printBackfill(r: Rates, filled: Backfilled | null): void {
       `${r.windows} windows, ${r.auditRows.toLocaleString('en')} audit rows\n`,
   );
   const version = spawnSync(NODE, ['--version'], { encoding: 'utf8' }).stdout.trim();
-  const arenas = opts['malloc-arena-max'] || '(unset)';
+  const malloc =
+    opts.malloc === 'image' ? Object.entries(IMAGE_MALLOC).map(([k, v]) => `${k}=${v}`) : ['glibc defaults'];
   console.log(
-    `CLI processes: Node ${version}, NODE_OPTIONS=${JSON.stringify(opts['node-options'])}, MALLOC_ARENA_MAX=${arenas}\n`,
+    `CLI processes: Node ${version}, NODE_OPTIONS=${JSON.stringify(opts['node-options'])}, ${malloc.join(', ')}\n`,
   );
   console.log(`events/s per tenth of the years, oldest first: ${r.tenths.map((t) => t.toFixed(0)).join(', ')}\n`);
   console.log('| what | figure | target |\n|---|---|---|');
@@ -290,9 +312,14 @@ async function main(): Promise<void> {
     for (const view of ['earthquakes_daily', 'earthquakes_monthly', 'gateway_cost_daily', 'gateway_cost_monthly']) {
       rows.push(
         [
-          `BI: \`select * from ${view}\`, every row received`,
-          await timed(runs, () => asText(`select * from ${view}`)),
+          `BI: \`select * from ${view}\`, every row received by libpq (psql)`,
+          libpqMs(url, `select * from ${view}`),
           '100 ms',
+        ],
+        [
+          `BI: the same, every row received by node-postgres`,
+          await timed(runs, () => asText(`select * from ${view}`)),
+          '-',
         ],
         [
           `BI: the same, parsed into JS values by node-postgres`,

@@ -70,7 +70,7 @@ export DATABASE_URL="${db_base%/*}/gi_smoke_$run_id" REDIS_URL="$redis_url" QUEU
 export GATEWAY_BASE_URL=$gateway MARKET_KEY=$key HTTP_PORT=$port NODE_ENV=production LOG_LEVEL=info
 export WORKER_CONCURRENCY=4 SHUTDOWN_DEADLINE_MS=15000
 # As the Dockerfile sets it.
-export NODE_OPTIONS="--max-semi-space-size=4 --max-old-space-size=128" MALLOC_ARENA_MAX=2
+export NODE_OPTIONS="--max-semi-space-size=4 --max-old-space-size=128" MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=65536
 drop_db() { psql "$db_base" -qc "drop database if exists gi_smoke_$run_id" >/dev/null 2>&1 || true; }
 trap 'drop_db; cleanup' EXIT
 
