@@ -5,14 +5,7 @@
  * No attribute may ever hold MARKET_KEY: the key travels in a request header, which nothing here
  * reads, and the gateway's URL holds no key (gateway/client.ts).
  */
-import {
-  SpanKind,
-  SpanStatusCode,
-  trace,
-  type Attributes,
-  type Span,
-  type SpanOptions,
-} from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, trace, type Attributes, type Span, type SpanOptions } from '@opentelemetry/api';
 import type { Operation } from '../domain/spec.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
 
