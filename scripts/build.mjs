@@ -1,4 +1,3 @@
-/* global process */
 // Builds dist/ with esbuild: each command's code and the pure-JS packages it needs in a few chunks,
 // split where the CLI imports lazily. A command then starts by reading a handful of files instead of
 // hundreds of ES modules (zod and drizzle-orm alone are two hundred), which is most of its start-up.
@@ -11,9 +10,9 @@ const root = join(import.meta.dirname, '..');
 
 // Pure-JS packages, safe to inline. Everything else stays an import of node_modules: `pg` (the
 // tracing SDK patches it as it is required), pino (its transports load files by path), BullMQ and
-// ioredis (Lua scripts), undici, OpenTelemetry, Express and Bull Board (static files), and the
-// emulator package (a development dependency, loaded only when present), and luxon (cron-parser's,
-// whose settings config/jobs-file/schedule.ts sets on the one instance Node's require cache holds).
+// ioredis (Lua scripts), undici, OpenTelemetry, Express and Bull Board (static files), the emulator
+// package (a development dependency, loaded only when present), and luxon (cron-parser's, whose
+// settings config/jobs-file/schedule.ts sets on the one instance Node's require cache holds).
 const INLINED = new Set(['zod', 'drizzle-orm', 'commander', 'yaml', 'cron-parser', 'date-fns']);
 
 /** @type {import('esbuild').Plugin} */
@@ -58,4 +57,3 @@ const inputs = Object.fromEntries(
     .map(([out, o]) => [out, Object.keys(o.inputs)]),
 );
 writeFileSync(join(root, 'dist/chunks.json'), JSON.stringify(inputs));
-if (process.argv.includes('--verbose')) process.stdout.write('built dist/\n');

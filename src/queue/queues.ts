@@ -10,7 +10,7 @@ import { BullMQOtel, BullMQOTelSpan } from 'bullmq-otel';
 import { type Operation } from '../domain/spec.js';
 
 /** The tracer BullMQ's spans come from (job enqueued, job processed), told apart from ours by it. */
-export const BULLMQ_TRACER_NAME = 'bullmq';
+const BULLMQ_TRACER_NAME = 'bullmq';
 
 /**
  * BullMQ's telemetry option (bullmq-otel), on every Queue and Worker: adding jobs carries the active

@@ -22,9 +22,8 @@ import {
   ShutdownError,
 } from '../errors.js';
 import { earthquakeWindowJobSchema, indicatorChunkJobSchema } from '../planning/work.js';
-import { QUEUE_NAMES } from '../queue/queues.js';
+import { QUEUE_NAMES, queueTelemetry } from '../queue/queues.js';
 import { ATTR, annotateActiveSpan } from '../telemetry/tracing.js';
-import { queueTelemetry } from '../queue/queues.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
 import { CallSlots } from './slots.js';
 import { CLAIM_MS, claim, type Claim } from './claim.js';
