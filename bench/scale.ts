@@ -233,6 +233,31 @@ function printBackfill(r: Rates, filled: Backfilled | null): void {
   );
 }
 
+/**
+ * How fast this machine is right now (its speed moves by a third from minute to minute, and the CLI
+ * figures with it): an empty Node process from spawn to exit, and a fixed CPU task in this process.
+ */
+function machineReference(): string {
+  const spawnMs: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const t0 = performance.now();
+    spawnSync(NODE, ['-e', '0'], { env: cliEnv({}) });
+    if (i > 0) spawnMs.push(performance.now() - t0);
+  }
+  const cpuMs: number[] = [];
+  for (let i = 0; i <= runs; i++) {
+    const t0 = performance.now();
+    let x = 1;
+    const xs = Array.from({ length: 200_000 }, () => (x = (x * 48_271) % 2_147_483_647));
+    xs.sort((a, b) => a - b);
+    if (i > 0) cpuMs.push(performance.now() - t0);
+  }
+  return (
+    `machine reference: \`node -e 0\` ${median(spawnMs).toFixed(0)} ms from spawn to exit, ` +
+    `a fixed CPU task (sorting 200,000 numbers) ${median(cpuMs).toFixed(0)} ms`
+  );
+}
+
 /** Every column as the text PostgreSQL sends. */
 const AS_TEXT = { getTypeParser: () => (value: string) => value };
 
@@ -287,6 +312,7 @@ async function main(): Promise<void> {
     const client = text;
     const asText = (query: string) => client.query({ text: query, rowMode: 'array', types: AS_TEXT });
     say('timing reads');
+    const reference = machineReference();
     const rows: Array<[string, number, string]> = [
       ['`status` (CLI, spawn to exit)', await cliMs(['status']), '300 ms'],
       ['`status --json` (CLI, spawn to exit)', await cliMs(['status', '--json']), '300 ms'],
@@ -349,7 +375,8 @@ async function main(): Promise<void> {
       ),
       '-',
     ]);
-    for (const [what, ms, target] of rows) console.log(`| ${what} | ${ms.toFixed(0)} ms | ${target} |`);
+    for (const [what, ms, target] of rows) console.log(`| ${what} | ${ms.toFixed(ms < 10 ? 1 : 0)} ms | ${target} |`);
+    console.log(`\n${reference}`);
   } finally {
     service?.kill('SIGTERM');
     emulator.kill('SIGTERM');

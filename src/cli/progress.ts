@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import cliProgress from 'cli-progress';
 import { pino } from 'pino';
 import type { ResolvedEnv } from '../config/env.js';
+import { groupDigits } from '../domain/text.js';
 import type { WaitProgress } from '../ingest/wait.js';
 import { createLog, type Log } from '../log.js';
 
@@ -67,7 +68,7 @@ export function formatDuration(ms: number): string {
   return `${s}s`;
 }
 
-const n = (x: number) => Math.round(x).toLocaleString('en-US');
+const n = groupDigits;
 
 /** Bar payload; `eta` is taken by cli-progress for its own estimate, so ours is `remaining`. */
 function parts(f: ProgressFigures): { counts: string; spend: string; remaining: string } {

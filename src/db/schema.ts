@@ -383,7 +383,13 @@ export const earthquakeStreamDays = pgTable(
     events: integer('events').notNull().default(0),
     deleted: integer('deleted').notNull().default(0),
   },
-  (t) => [primaryKey({ columns: [t.streamKey, t.day] })],
+  (t) => [
+    primaryKey({ columns: [t.streamKey, t.day] }),
+    // status sums a stream's deleted events: the days holding any, not every day of decades.
+    index('earthquake_stream_days_deleted_idx')
+      .on(t.streamKey, t.day)
+      .where(sql`${t.deleted} > 0`),
+  ],
 );
 
 /** The whole stored catalog per UTC day (events not marked deleted), by magnitude band, with its strongest event. */

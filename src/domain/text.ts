@@ -35,3 +35,11 @@ export function storableJson(value: unknown): unknown {
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [storableText(k), storableJson(v)]));
 }
+
+/**
+ * A count for people, rounded, its thousands grouped with commas as en-US writes them: a command
+ * that prints a few figures need not pay for loading Intl's number formats.
+ */
+export function groupDigits(x: number): string {
+  return String(Math.round(x)).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}

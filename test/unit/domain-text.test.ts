@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   REPLACEMENT_CHARACTER,
+  groupDigits,
   UNSTORABLE_ESCAPE,
   storableJson,
   storableOrNull,
@@ -63,5 +64,17 @@ describe('a body that needs it', () => {
   it('has every string of it made storable, keys included, numbers and nulls kept', () => {
     const parsed: unknown = JSON.parse('{"a\\u0000":["x\\ud800",1,null,true,{"b":"\\udc00"}]}');
     expect(storableJson(parsed)).toEqual({ 'a\uFFFD': ['x\uFFFD', 1, null, true, { b: '\uFFFD' }] });
+  });
+});
+
+describe('groupDigits', () => {
+  it("writes a count as en-US's number format does, rounded", () => {
+    fc.assert(
+      fc.property(fc.double({ min: -1e15, max: 1e15, noNaN: true }), (x) => {
+        expect(groupDigits(x)).toBe((Math.round(x) + 0).toLocaleString('en-US')); // + 0: a count of -0 is 0
+      }),
+    );
+    expect(groupDigits(31_749)).toBe('31,749');
+    expect(groupDigits(999.5)).toBe('1,000');
   });
 });

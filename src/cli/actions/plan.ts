@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline/promises';
 import type { ResolvedEnv } from '../../config/env.js';
 import type { Db } from '../../db/connection.js';
 import { earthquakeGatewayKey } from '../../db/gateway-knowledge.js';
+import { groupDigits } from '../../domain/text.js';
 import { UsageError } from '../../errors.js';
 import type { Gateway } from '../../gateway/client.js';
 import { planBackfill, type BackfillRequest, type Plan } from '../../ingest/plan.js';
@@ -114,7 +115,7 @@ export function planJson({ plan, sampled }: PlanOutcome): Record<string, unknown
   };
 }
 
-const n = (x: number) => x.toLocaleString('en-US');
+const n = groupDigits;
 const counted = (x: number, one: string, many: string) => `${n(x)} ${x === 1 ? one : many}`;
 
 function duration(seconds: number): string {

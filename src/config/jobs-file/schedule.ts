@@ -7,12 +7,16 @@ import cronParser from 'cron-parser';
 import { DURATION_RULE, formatDurationMs, parseDurationMs } from '../durations.js';
 import { checkedString, fail, has, isRecord, ok, type Check, type Report, type Segment } from './messages.js';
 
-// cron-parser steps through dates with luxon, whose first date asks Intl for the system's locale:
-// 30 ms of every command that reads a jobs file, for a locale no cron pattern depends on. Set on
-// the CommonJS build, the one cron-parser requires (luxon's ES build is another instance).
+// cron-parser steps through dates with luxon, whose first date asks Intl for the system's locale and
+// time zone: 50 ms of every command that reads a jobs file, for values no cron pattern here depends
+// on (every caller passes its zone: the pattern's own or UTC). Set on the CommonJS build, the one
+// cron-parser requires (luxon's ES build is another instance).
 const luxon: unknown = createRequire(import.meta.url)('luxon');
-const settings = isRecord(luxon) ? luxon['Settings'] : null; // a class: its static setter takes the locale
-if (typeof settings === 'function') Reflect.set(settings, 'defaultLocale', 'en-US');
+const settings = isRecord(luxon) ? luxon['Settings'] : null; // a class: its static setters take the values
+if (typeof settings === 'function') {
+  Reflect.set(settings, 'defaultLocale', 'en-US');
+  Reflect.set(settings, 'defaultZone', 'utc');
+}
 
 export type Schedule = { kind: 'cron'; pattern: string; timezone: string | null } | { kind: 'every'; everyMs: number };
 

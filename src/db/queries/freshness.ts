@@ -21,7 +21,7 @@ export interface StreamFreshness {
   revisedLastDay: number;
 }
 
-/** Over `ingest_streams s` and its `quakes q` row: the day of the newest event, then that day's events. */
+/** Over `ingest_streams s` and its `q` row (`NEWEST_DAY`): the day of the newest event, then that day's events. */
 const NEWEST_EVENT_TIME = sql.raw(`(select max(e.time) from earthquake_events e
         where e.time >= (q.newest_day::timestamp at time zone 'UTC')
           and e.time < ((q.newest_day + 1)::timestamp at time zone 'UTC')
@@ -35,10 +35,16 @@ const LAST_VALUE_YEAR = sql.raw(`(select max(v.year) from indicator_values v
             (select a.country_id from country_code_aliases a where a.requested_code = s.params ->> 'country'),
             s.params ->> 'country'))::int as last_value_year`);
 
-/** The newest day holding events of each earthquake stream, with its deleted events: from the day counts. */
-const QUAKES = sql.raw(`select d.stream_key, sum(d.deleted)::int as deleted_events,
-  max(d.day) filter (where d.events > 0) as newest_day
-  from earthquake_stream_days d group by d.stream_key`);
+/**
+ * Over `ingest_streams s`: the newest day holding events of the stream, a backward step along the
+ * day counts' key (days whose events were all deleted are skipped, and are few).
+ */
+const NEWEST_DAY = sql.raw(`left join lateral (select sd.day as newest_day from earthquake_stream_days sd
+  where sd.stream_key = s.stream_key and sd.events > 0 order by sd.day desc limit 1) q on true`);
+
+/** Over `ingest_streams s`: its deleted events, from the days holding any (a partial index keeps those). */
+const DELETED_EVENTS = sql.raw(`(select sum(sd.deleted) from earthquake_stream_days sd
+  where sd.stream_key = s.stream_key and sd.deleted > 0)::int as deleted_events`);
 
 interface Row extends Record<string, unknown> {
   stream_key: string;
@@ -75,7 +81,7 @@ export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshne
       from ingest_partitions
       where window_start is not null and window_end is not null and partition_key not like 'refresh-%'
       group by stream_key
-    ), quakes as (${QUAKES})
+    )
     select s.stream_key,
       ${NEWEST_EVENT_TIME},
       (select count(*) from earthquake_events e
@@ -90,9 +96,8 @@ export async function streamFreshness(db: Db): Promise<Map<string, StreamFreshne
       (select jsonb_agg(jsonb_build_array(extract(epoch from lower(r)) * 1000, extract(epoch from upper(r)) * 1000)
           order by lower(r))
         from unnest(a.windows) r) as asked_windows,
-      d.proven, q.deleted_events
-    from ingest_streams s left join done d using (stream_key) left join asked a using (stream_key)
-      left join quakes q using (stream_key)`);
+      d.proven, ${DELETED_EVENTS}
+    from ingest_streams s left join done d using (stream_key) left join asked a using (stream_key) ${NEWEST_DAY}`);
   return new Map(
     result.rows.map((r) => [
       r.stream_key,
@@ -118,9 +123,8 @@ export async function streamNewestData(
   db: Db,
 ): Promise<Map<string, Pick<StreamFreshness, 'newestEventTime' | 'lastValueYear'>>> {
   const result = await db.execute<Pick<Row, 'stream_key' | 'newest_event_time' | 'last_value_year'>>(sql`
-    with quakes as (${QUAKES})
     select s.stream_key, ${NEWEST_EVENT_TIME}, ${LAST_VALUE_YEAR}
-    from ingest_streams s left join quakes q using (stream_key)`);
+    from ingest_streams s ${NEWEST_DAY}`);
   return new Map(
     result.rows.map((r) => [
       r.stream_key,

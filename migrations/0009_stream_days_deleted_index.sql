@@ -1,0 +1,1 @@
+CREATE INDEX "earthquake_stream_days_deleted_idx" ON "earthquake_stream_days" USING btree ("stream_key","day") WHERE "earthquake_stream_days"."deleted" > 0;
