@@ -45,6 +45,13 @@ const JOURNEYS: Record<string, Run> = {
     report(await j.step('refresh 09-01..09-10', eq('2025-09-01', '2025-09-10', '--refresh')));
     report(await j.step('backfill 05-10..05-25', eq('2025-05-10', '2025-05-25')));
   },
+  /** The first reads the planner's bounds name beside whole months: a filtered stream's clusters, a small window. */
+  'filtered-first-reads': async (j, report) => {
+    report(await j.step('M2.5+ 05-01..06-05', eq('2025-05-01', '2025-06-05', '--min-magnitude', '2.5')));
+    await lapse();
+    const [from, to] = ['2025-08-20T00:00:00Z', '2025-09-16T12:00:00Z'];
+    report(await j.step('M4.9+ 08-20..09-16T12 (201 events)', eq(from, to, '--min-magnitude', '4.9')));
+  },
 };
 
 interface Args {

@@ -262,7 +262,8 @@ async function planEarthquakes(
   const seconds = wallSeconds({
     callsPerPartition: cost.calls.map((c) => c.expected),
     concurrency: s.concurrency,
-    lanes: s.lanes,
+    // Only a window read again from its stored events is cut into lanes (planning/truncation/lanes.ts).
+    lanes: windows.every((w, i) => coversWhole(partsPerWindow[i]!, w)) ? s.lanes : 1,
     latencyMs: pace.latencyMs,
     cycleMs: pace.callCycleMs,
   });

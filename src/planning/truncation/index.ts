@@ -46,7 +46,7 @@ export * from './frontier.js';
 export * from './cap.js';
 export * from './knowledge.js';
 export { savedFrontierSchema } from './saved-frontier.js';
-export { LANE_MIN_CALLS, expectedEvents, splitForLanes } from './lanes.js';
+export { splitForLanes } from './lanes.js';
 export { FILL, STORED_FILL, walkQuery } from './walk.js';
 
 type Tally = { confirmed: number; refuted: number };

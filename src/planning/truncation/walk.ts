@@ -338,6 +338,7 @@ function cutInThirds(t: WalkTask, events: readonly SeenEvent[], s: Sizing): Walk
   );
   if (seen.top || seen.bottom) return null;
   const times = events.map((e) => e.timeMs).sort((a, b) => a - b);
+  if (atOneEnd(times, t.region)) return null;
   const parts = cutInto(t.region, times, CUT_PARTS);
   if (parts === null) return null;
   const sample = estimateSample(t, events, t.region, s.cap);
@@ -348,6 +349,22 @@ function cutInThirds(t: WalkTask, events: readonly SeenEvent[], s: Sizing): Walk
     fullAnswers: 1,
   }));
   return t.from === 'newest' ? walks.reverse() : walks;
+}
+
+/** In `atOneEnd`: the quiet stretch at the far end is this many times the near one, at least... */
+const ONE_END = 4;
+/** ...and the near one at most this many times the stretch the events span. */
+const NEAR_QUIET = 2;
+
+/**
+ * Events (sorted) beside a quiet stretch at one end not much longer than the stretch they span, far
+ * from the other end: a window reaching past the data's end (or before its start), read as that end
+ * kept (`afterFull`), not cut in three, whose parts would be a third of a cap and a whole dense rest.
+ */
+function atOneEnd(times: readonly number[], r: Region): boolean {
+  const span = times.at(-1)! - times[0]!;
+  const gaps = [r.hi - times.at(-1)!, times[0]! - r.lo].sort((a, b) => a - b);
+  return gaps[0]! <= NEAR_QUIET * span && gaps[1]! >= ONE_END * gaps[0]!;
 }
 
 /** Parts a whole region's first answer reaching neither end is cut into (cutInThirds). */
