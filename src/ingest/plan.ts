@@ -215,6 +215,7 @@ async function planEarthquakes(
 
   // One counting query for the stored parts of every planned window and for the rate pieces.
   const partsPerWindow = windows.map((w) => coveredPartsOf(w, coverage));
+  const storedWhole = windows.map((w, i) => coversWhole(partsPerWindow[i]!, w));
   const pieces = piecesOf(coverage, PIECE_MS);
   const counts = await countEvents(db, r.filters, [...partsPerWindow.flat(), ...pieces]);
   const next = counts.values();
@@ -236,7 +237,7 @@ async function planEarthquakes(
       window,
       counted: counted[i]!,
       bound: boundInWindow(window, samples, partsPerWindow[i]),
-      stored: coversWhole(partsPerWindow[i]!, window),
+      stored: storedWhole[i]!,
     })),
     pool,
     { order, units: unitsFactor(measured) },
@@ -263,7 +264,7 @@ async function planEarthquakes(
     callsPerPartition: cost.calls.map((c) => c.expected),
     concurrency: s.concurrency,
     // Only a window read again from its stored events is cut into lanes (planning/truncation/lanes.ts).
-    lanes: windows.every((w, i) => coversWhole(partsPerWindow[i]!, w)) ? s.lanes : 1,
+    lanes: storedWhole.every(Boolean) ? s.lanes : 1,
     latencyMs: pace.latencyMs,
     cycleMs: pace.callCycleMs,
   });

@@ -42,7 +42,7 @@ const LAST_VALUE_YEAR = sql.raw(`(select max(v.year) from indicator_values v
 const NEWEST_DAY = sql.raw(`left join lateral (select sd.day as newest_day from earthquake_stream_days sd
   where sd.stream_key = s.stream_key and sd.events > 0 order by sd.day desc limit 1) q on true`);
 
-/** Over `ingest_streams s`: its deleted events, from the days holding any (a partial index keeps those). */
+/** Over `ingest_streams s`: its deleted events, from the days with deletions (a partial index keeps those). */
 const DELETED_EVENTS = sql.raw(`(select sum(sd.deleted) from earthquake_stream_days sd
   where sd.stream_key = s.stream_key and sd.deleted > 0)::int as deleted_events`);
 
