@@ -16,6 +16,7 @@ import {
   runWindowConcurrently,
   lostIn,
   monthWindows,
+  reReadCost,
   simulatedGateway,
   smallWindow,
   usgsCatalog,
@@ -157,33 +158,17 @@ for (const { name, catalog } of real) {
   console.log(`silent cap 100 newest, windows of 7 and 15 days: over 1.4 x ceil(n/100) + 3 in ${over} of ${count}`);
 }
 
-// A refresh sized from the events stored by a first read, 3% of the catalog new since, newest-first, cap known.
-for (const { name, catalog } of real) {
-  const rng = createRng(3);
-  const [lo, hi] = [catalog[0]!.timeMs, catalog.at(-1)!.timeMs];
-  const added = Array.from({ length: Math.round(0.03 * catalog.length) }, (_, i) => ({
-    ...catalog[i]!,
-    id: `new${i}`,
-    timeMs: Math.round(lo + rng() * (hi - lo)),
-  }));
-  const now = [...catalog, ...added];
-  const t: Tally = { calls: 0, ideal: 0, lost: 0, worst: 0 };
-  for (const w of monthWindows(catalog)) {
-    const storedTimes = inside(catalog, w)
-      .map((e) => e.timeMs)
-      .sort((a, b) => a - b);
-    const proven = [{ lo: w.startMs, hi: w.endMs }];
-    const k = { ...freshKnowledge(), capFloor: 200, measured: 200 };
-    const r = runWindow(simulatedGateway(now, { mode: 'newest' }, 1), w, k, {
-      read: { kind: 'refresh' },
-      proofs: proven,
-      storedTimes,
-    });
-    const ideal = Math.max(1, Math.ceil(inside(now, w).length / 200));
-    t.calls += r.calls;
-    t.ideal += ideal;
-    t.lost += lostIn(now, w, r).length;
-    t.worst = Math.max(t.worst, r.calls - ideal);
+// A refresh sized from the events stored by a first read, windows on the first read's boundaries and
+// 9 days later, a share of the catalog new since, newest-first, cap known; in sequence and on 4 lanes.
+for (const share of [0, 0.01, 0.03, 0.06])
+  for (const lanes of [1, 4]) {
+    const t: Tally = { calls: 0, ideal: 0, lost: 0, worst: 0 };
+    for (const { catalog } of real) {
+      const r = reReadCost(catalog, share, lanes);
+      t.calls += r.calls;
+      t.ideal += r.ideal;
+      t.lost += r.lost;
+      t.worst = Math.max(t.worst, r.worst);
+    }
+    line(`re-read, ${share * 100}% new, ${lanes === 1 ? 'in sequence' : `${lanes} lanes`}`, t);
   }
-  line(`${name} refresh, 3% new`, t);
-}

@@ -447,3 +447,38 @@ export function generatedWindow(n: number, days: number, burst: number, seed: nu
   }));
   return { events, window };
 }
+
+/**
+ * A re-read of a sorted real catalog sized from the events a first read stored: 31-day windows on
+ * the first read's boundaries and 9 days later, `share` of the catalog new since (at random times),
+ * newest-first, the cap known; calls, ideal, events lost and the worst window's calls over its ideal.
+ */
+export function reReadCost(catalog: readonly CatalogEvent[], share: number, lanes: number) {
+  const rng = createRng(3);
+  const [lo, hi] = [catalog[0]!.timeMs, catalog.at(-1)!.timeMs];
+  const added = Array.from({ length: Math.round(share * catalog.length) }, (_, i) => ({
+    ...catalog[i]!,
+    id: `new${i}`,
+    timeMs: Math.round(lo + rng() * (hi - lo)),
+  }));
+  const now = [...catalog, ...added];
+  const inside = (c: readonly CatalogEvent[], w: Span) => c.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs);
+  const t = { calls: 0, ideal: 0, lost: 0, worst: 0 };
+  for (const shiftDays of [0, 9])
+    for (const first of monthWindows(catalog)) {
+      const w = { startMs: first.startMs + shiftDays * DAY_MS, endMs: first.endMs + shiftDays * DAY_MS };
+      const options = {
+        read: { kind: 'refresh' as const },
+        proofs: [{ lo: w.startMs, hi: w.endMs }],
+        storedTimes: inside(catalog, w).map((e) => e.timeMs),
+      };
+      const g = simulatedGateway(now, { mode: 'newest' }, 1);
+      const r = runWindowConcurrently(g, w, knownCap(200), { ...options, lanes, seed: 1, timed: lanes > 1 });
+      const ideal = Math.max(1, Math.ceil(inside(now, w).length / 200));
+      t.calls += r.calls;
+      t.ideal += ideal;
+      t.lost += lostIn(now, w, r).length + (r.failure ? 1 : 0);
+      t.worst = Math.max(t.worst, r.calls - ideal);
+    }
+  return t;
+}

@@ -11,6 +11,7 @@ import {
   generatedWindow,
   lostIn,
   monthWindows,
+  reReadCost,
   runWindow,
   runWindowConcurrently,
   simulatedGateway,
@@ -109,5 +110,21 @@ describe('a first read of the 2025-08-19 month, in sequence and on 4 lanes', () 
       const { calls, ideal } = firstRead(catalog, monthWindows(catalog), { mode }, 1, lanes);
       expect(calls / ideal, `${lanes} lanes`).toBeLessThanOrEqual(bound);
     }
+  });
+});
+
+describe('a re-read sized from stored events, both real months, in sequence and on 4 lanes', () => {
+  it.each([
+    [0, 1.08],
+    [0.01, 1.08],
+    [0.03, 1.08],
+    [0.06, 1.15],
+  ] as const)('with %s of the catalog new stays within %s x ideal', (share, bound) => {
+    for (const catalog of real)
+      for (const lanes of [1, 4]) {
+        const { calls, ideal, lost } = reReadCost(catalog, share, lanes);
+        expect(lost).toBe(0);
+        expect(calls / ideal, `${lanes} lanes`).toBeLessThanOrEqual(bound);
+      }
   });
 });

@@ -183,6 +183,15 @@ describe('a read taken up again', () => {
     expect(f.eventsProven).toBe(120);
     expect(f.tasks[0]).toMatchObject({ kind: 'walk', from: 'oldest', fullAnswers: 1, held: null });
     expect(f.cap).toMatchObject({ floor: 37, measured: null, seenAtMs: 0 });
+    expect(f.recount).toEqual({ stored: 0, added: 0 });
     expect(savedFrontierSchema.safeParse({ window, tasks: [] }).success).toBe(false);
+  });
+
+  it('takes up a frontier of the current shape saved before recounts were kept, as nothing counted again', () => {
+    const { recount, ...saved } = initialFrontier(window, windowKnowledge(inputs()), 1);
+    expect(recount).toEqual({ stored: 0, added: 0 });
+    const f = savedFrontierSchema.parse(JSON.parse(JSON.stringify(saved)));
+    expect(f.recount).toEqual({ stored: 0, added: 0 });
+    expect(f.tasks).toEqual(saved.tasks);
   });
 });

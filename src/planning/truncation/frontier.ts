@@ -108,6 +108,13 @@ export const answersSeenSchema = z.strictObject({
 });
 export type AnswersSeen = z.infer<typeof answersSeenSchema>;
 
+/**
+ * Stored events this read's proofs counted again (`stored`), and how many more their answers held
+ * (`added`, less where events were deleted): how much the catalog changed since it was stored.
+ */
+export const recountSchema = z.strictObject({ stored: z.number().nonnegative(), added: z.number() });
+export type Recount = z.infer<typeof recountSchema>;
+
 export const FRONTIER_VERSION = 3;
 
 export const frontierSchema = z.strictObject({
@@ -144,6 +151,8 @@ export const frontierSchema = z.strictObject({
   eventsProven: z.number().int(),
   provenMs: z.number().nonnegative(),
   answers: answersSeenSchema,
+  /** Absent in frontiers saved before it was kept: nothing counted again yet. */
+  recount: recountSchema.default({ stored: 0, added: 0 }),
 });
 export type Frontier = z.infer<typeof frontierSchema>;
 

@@ -40,14 +40,15 @@ import {
   type WalkTask,
 } from './frontier.js';
 import { resumeFrontier, type WindowKnowledge } from './knowledge.js';
-import { leftOver, startWalk, stepWalk, walkQuery, type Sizing } from './walk.js';
+import { fitOf, type Fit } from './fit.js';
+import { leftOver, recountOf, startWalk, stepWalk, walkQuery, type Sizing } from './walk.js';
 
 export * from './frontier.js';
 export * from './cap.js';
 export * from './knowledge.js';
 export { savedFrontierSchema } from './saved-frontier.js';
 export { splitForLanes } from './lanes.js';
-export { FILL, STORED_FILL, walkQuery } from './walk.js';
+export { FILL, walkQuery } from './walk.js';
 
 type Tally = { confirmed: number; refuted: number };
 
@@ -188,7 +189,8 @@ export function sizingOf(f: Frontier): Sizing {
   const guesses = guessesOf(f);
   // The window's own record backs its first guess as much as other windows' can.
   const backed = (f.hintBacked && guesses[0] === f.prefer) || (guesses[0] !== undefined && f.confirmed[guesses[0]] > 0);
-  return { cap: sizingCap(f.cap), guesses, backed, nearby: f.nearby };
+
+  return { ...fitOf(sizingCap(f.cap), f.recount), guesses, backed, nearby: f.nearby };
 }
 
 interface Work {
@@ -222,7 +224,7 @@ function crowded(w: Work, region: Region): Task[] {
 }
 
 /** A walk whose end lies inside a crowded region already cut by place starts past it (a second of overlap kept). */
-function trimPlaced(tasks: Task[], placed: readonly Region[], cap: number): Task[] {
+function trimPlaced(tasks: Task[], placed: readonly Region[], fit: Fit): Task[] {
   return tasks.flatMap((t): Task[] => {
     if (t.kind !== 'walk' || t.held !== null) return [t];
     let r = t.region;
@@ -231,7 +233,7 @@ function trimPlaced(tasks: Task[], placed: readonly Region[], cap: number): Task
       if (r.lo >= p.lo && r.lo < p.hi - SECOND_MS) r = { lo: p.hi - SECOND_MS, hi: r.hi };
     }
     if (r.lo === t.region.lo && r.hi === t.region.hi) return [t];
-    return r.hi - r.lo >= 2 * SECOND_MS ? [startWalk(r, t.from, cap, t.rate, null, leftOver(t.stored, r))] : [];
+    return r.hi - r.lo >= 2 * SECOND_MS ? [startWalk(r, t.from, fit, t.rate, null, leftOver(t.stored, r))] : [];
   });
 }
 
@@ -260,6 +262,12 @@ function onScan(w: Work, task: ScanTask, size: number, full: boolean): Task[] {
 }
 
 function onWalk(w: Work, task: WalkTask, events: readonly SeenEvent[], full: boolean): Task[] {
+  const recount = full ? null : recountOf(task, events);
+  if (recount)
+    w.f = {
+      ...w.f,
+      recount: { stored: w.f.recount.stored + recount.stored, added: w.f.recount.added + recount.added },
+    };
   const step = stepWalk(task, events, full, sizingOf(w.f));
   const chunk = walkQuery(task);
   w.f = {
@@ -369,8 +377,7 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
     if (questioned) hold(w, at, task, answer.events);
     else apply(w, at, task, answer.events);
   }
-  const sizing = sizingCap(w.f.cap);
-  const f = { ...w.f, tasks: trimPlaced(w.f.tasks, w.f.placed, sizing) };
+  const f = { ...w.f, tasks: trimPlaced(w.f.tasks, w.f.placed, fitOf(sizingCap(w.f.cap), w.f.recount)) };
   f.tasks.forEach(checkTask);
   return {
     frontier: f,
@@ -394,7 +401,7 @@ export function learnShared(frontier: Frontier, shared: SharedCap): Frontier {
     notes: [],
   };
   settleHeld(w);
-  return { ...w.f, tasks: trimPlaced(w.f.tasks, w.f.placed, sizingCap(w.f.cap)) };
+  return { ...w.f, tasks: trimPlaced(w.f.tasks, w.f.placed, fitOf(sizingCap(w.f.cap), w.f.recount)) };
 }
 
 /** A saved read taken up by a new run (knowledge.ts `resumeFrontier`), its held answers settled by what is now known. */

@@ -38,6 +38,7 @@ import {
   type Sample,
   type Task,
 } from './frontier.js';
+import { fitOf } from './fit.js';
 import { startWalk } from './walk.js';
 
 /** Points of stored events a window sizes its chunks from: at most this many, each standing for the events between. */
@@ -236,7 +237,7 @@ export function initialFrontier(window: Interval, k: WindowKnowledge, startedAtM
     refuted: { newest: 0, oldest: 0 },
     confirmed: { newest: 0, oldest: 0 },
     nearby: k.nearby,
-    tasks: k.pieces.map((p) => startWalk(p.region, fromOf(k.prefer), sizing, null, p.stored)),
+    tasks: k.pieces.map((p) => startWalk(p.region, fromOf(k.prefer), fitOf(sizing), null, p.stored)),
     unresolved: [],
     placed: [],
     startedAtMs,
@@ -247,6 +248,7 @@ export function initialFrontier(window: Interval, k: WindowKnowledge, startedAtM
     eventsProven: 0,
     provenMs: 0,
     answers: { full: 0, proofs: 0, largest: 0, recent: [] },
+    recount: { stored: 0, added: 0 },
   };
 }
 
@@ -263,7 +265,7 @@ export function resumeFrontier(f: Frontier, k: WindowKnowledge, nowMs: number, t
   const resize = sizing !== sizingCap(f.cap);
   const tasks = f.tasks.map((t): Task => {
     if (!resize || t.kind !== 'walk' || t.held !== null || t.fullAnswers > 0) return t;
-    return startWalk(t.region, t.from, sizing, t.rate, t.sample, t.stored);
+    return startWalk(t.region, t.from, fitOf(sizing, f.recount), t.rate, t.sample, t.stored);
   });
   return { ...f, cap, nearby: f.nearby ?? k.nearby, tasks, callsBeforeRun: f.calls - f.circleCalls };
 }

@@ -11,7 +11,19 @@
  */
 import { capKnown, sizingCap } from './cap.js';
 import { clampCut, splitAt, type Frontier, type Region, type Task, type WalkTask } from './frontier.js';
-import { STORED_FILL, leftOver, startWalk } from './walk.js';
+import { evenTake, fitOf, type Fit } from './fit.js';
+import { leftOver, startWalk } from './walk.js';
+
+/**
+ * Lanes are cut once the read counted this many sizing caps of stored events again: lanes are cut
+ * where whole chunks end at the fit of that moment, and a fit that then falls costs each lane a call.
+ */
+const LANE_RECOUNT = 2;
+/**
+ * ...and cut for a fit this many deviations of the new events' share more careful than the walks'
+ * own, so that each lane's chunks still fit when the share drifts up a little.
+ */
+const LANE_DEVIATIONS = 1;
 
 /** A walk that may be cut now: not in flight, not asking a chunk again after a full answer, not waiting on the probe. */
 const idle = (t: WalkTask): boolean => t.held === null && (t.sample === null || t.sample.trust === 'stored');
@@ -29,8 +41,8 @@ interface Cut {
 }
 
 /** Stored events say where each chunk ends: lanes are cut there, whole chunks each. */
-function storedCut(t: WalkTask, points: number[], cap: number): Cut {
-  const take = Math.max(1, Math.floor((STORED_FILL * cap) / t.stored!.perPoint));
+function storedCut(t: WalkTask, points: number[], fit: Fit): Cut {
+  const take = evenTake(points.length, fit, t.stored!.perPoint);
   const chunks = Math.ceil(points.length / take);
   return {
     calls: chunks,
@@ -62,10 +74,10 @@ function cutAt(r: Region, cuts: readonly number[]): Region[] {
 }
 
 /** The part at the walk's end goes on as the walk; the others are new walks the same way. */
-function splitWalk(t: WalkTask, regions: Region[], cap: number): Task[] {
+function splitWalk(t: WalkTask, regions: Region[], fit: Fit): Task[] {
   const own = t.from === 'newest' ? regions.length - 1 : 0;
   return regions.map((region, i) =>
-    startWalk(region, t.from, cap, t.rate, i === own ? leftOver(t.sample, region) : null, leftOver(t.stored, region)),
+    startWalk(region, t.from, fit, t.rate, i === own ? leftOver(t.sample, region) : null, leftOver(t.stored, region)),
   );
 }
 
@@ -75,22 +87,23 @@ function splitWalk(t: WalkTask, regions: Region[], cap: number): Task[] {
  * answer or waiting on the probe are never cut.
  */
 export function splitForLanes(f: Frontier, extra: number, isBusy: (t: Task) => boolean): Frontier {
-  if (!capKnown(f.cap)) return f;
+  const cap = sizingCap(f.cap);
+  if (!capKnown(f.cap) || f.recount.stored < LANE_RECOUNT * cap) return f;
   let tasks = f.tasks;
   let left = extra;
-  const cap = sizingCap(f.cap);
+  const fit = fitOf(cap, f.recount, LANE_DEVIATIONS);
   while (left > 0) {
     const candidates = tasks
       .flatMap((t, i) => {
         if (t.kind !== 'walk' || !idle(t) || isBusy(t)) return [];
         const points = storedPoints(t);
-        return points ? [{ t, i, cut: storedCut(t, points, cap) }] : [];
+        return points ? [{ t, i, cut: storedCut(t, points, fit) }] : [];
       })
       .filter((c) => c.cut.calls >= 2)
       .sort((a, b) => b.cut.calls - a.cut.calls);
     const best = candidates[0];
     if (!best) break;
-    const split = splitWalk(best.t, best.cut.regions(Math.min(left + 1, best.cut.calls)), cap);
+    const split = splitWalk(best.t, best.cut.regions(Math.min(left + 1, best.cut.calls)), fit);
     if (split.length < 2) break;
     tasks = [...tasks.slice(0, best.i), ...split, ...tasks.slice(best.i + 1)];
     left -= split.length - 1;

@@ -22,16 +22,16 @@ import {
   splitAt,
   type Order,
   type Rate,
+  type Recount,
   type Region,
   type Sample,
   type SeenEvent,
   type WalkTask,
 } from './frontier.js';
+import { evenTake, exactMargin, storedTake, type Fit } from './fit.js';
 
 /** Share of the cap a chunk sized from rates and estimated samples aims for: counts vary by about 15%. */
 export const FILL = 0.8;
-/** Share of the cap a chunk sized from stored events aims for: the catalog changes little between reads. */
-export const STORED_FILL = 0.93;
 /** A full answer says its chunk held at least a cap; as a guess of how many, a bit more. */
 const FULL_GROWTH = 1.25;
 /**
@@ -58,11 +58,6 @@ export const anchored = (from: Order, r: Region): Region => (from === 'newest' ?
 const ceilSecond = (t: number): number => Math.ceil(t / SECOND_MS) * SECOND_MS;
 const descending = (xs: readonly number[]): number[] => [...xs].sort((a, b) => b - a);
 
-/** Events an exact chunk leaves out below the cap: ties, and gateways that keep nearly that order. */
-export function exactMargin(cap: number): number {
-  return Math.min(3, Math.floor(cap / 20));
-}
-
 /** The chunk a walk asks now, in real coordinates. */
 export function walkQuery(t: WalkTask): Region {
   if (t.reach === null) return t.region;
@@ -86,12 +81,12 @@ export function addCount(r: Rate | null, events: number, ms: number): Rate {
 /** Share of the cap a whole rest may be expected to hold and still be asked in one chunk: no sliver of a call. */
 const WHOLE_FILL = 0.9;
 
-function wholeFits(r: Region, cap: number, rate: number | null, sample: Sample | null): boolean {
+function wholeFits(r: Region, fit: Fit, rate: number | null, sample: Sample | null): boolean {
   if (sample?.trust === 'exact') return false;
   const byRate = rate === null ? 0 : rate * (r.hi - r.lo);
   const byPoints = sample ? sample.points.filter((t) => t > r.lo).length * sample.perPoint : 0;
-  if (sample?.trust === 'stored') return byPoints <= STORED_FILL * cap;
-  return (rate !== null || sample !== null) && Math.max(byRate, byPoints) <= WHOLE_FILL * cap;
+  if (sample?.trust === 'stored') return byPoints <= storedTake(fit, sample.perPoint) * sample.perPoint;
+  return (rate !== null || sample !== null) && Math.max(byRate, byPoints) <= WHOLE_FILL * fit.cap;
 }
 
 interface Placement {
@@ -107,7 +102,7 @@ interface Placement {
  */
 function place(
   r: Region,
-  cap: number,
+  fit: Fit,
   rate: number | null,
   sample: Sample | null,
   fullReach: number | null,
@@ -117,13 +112,17 @@ function place(
   let x: number | null;
   let guessed = false;
   if (sample?.trust === 'exact') {
-    const k = Math.min(points.length, cap - exactMargin(cap));
+    const k = Math.min(points.length, fit.cap - exactMargin(fit.cap));
     x = ceilSecond(points[k - 1]! + PRECISION_MS);
     guessed = true;
   } else {
-    const target = (sample?.trust === 'stored' ? STORED_FILL : FILL) * cap;
+    const target = FILL * fit.cap;
     const byRate = rate ? r.hi - target / rate : null;
-    const take = sample ? Math.floor(target / sample.perPoint) : Infinity;
+    const take = !sample
+      ? Infinity
+      : sample.trust === 'stored'
+        ? evenTake(points.length, fit, sample.perPoint)
+        : Math.floor(target / sample.perPoint);
     // Past the `take` points nearest the anchor, halfway to the next; with none to take, at the nearest.
     const byPoints = take >= points.length ? null : take === 0 ? points[0]! : (points[take - 1]! + points[take]!) / 2;
     // Stored events are the best measure there is; any other sample is only trusted as far as the rate agrees.
@@ -133,7 +132,7 @@ function place(
   }
   const lowest = fullReach === null ? r.lo : fullReach + SECOND_MS;
   const shrunk = shrinkMs === null ? lowest : Math.max(lowest, r.hi - shrinkMs);
-  if (x === null || (fullReach === null && (x <= r.lo || wholeFits(r, cap, rate, sample))))
+  if (x === null || (fullReach === null && (x <= r.lo || wholeFits(r, fit, rate, sample))))
     return { reach: null, guessed };
   const reach = Math.max(ceilSecond(Math.max(x, shrunk)), r.lo + SECOND_MS);
   if (!Number.isSafeInteger(reach)) throw new Error(`walk placement produced ${reach} in ${r.lo}..${r.hi}`);
@@ -152,7 +151,7 @@ function place(
 export function startWalk(
   region: Region,
   from: Order,
-  cap: number,
+  fit: Fit,
   rate: Rate | null,
   sample: Sample | null,
   stored: Sample | null = sample?.trust === 'stored' ? sample : null,
@@ -171,7 +170,7 @@ export function startWalk(
   };
   sample = task.sample;
   const a = anchored(from, region);
-  const p = place(a, cap, perMs(rate), sample && flipSample(from, sample), null, null);
+  const p = place(a, fit, perMs(rate), sample && flipSample(from, sample), null, null);
   if (p === 'crowded' || p.reach === null) return task;
   return { ...task, reach: flip(from, p.reach), guessed: p.guessed };
 }
@@ -212,9 +211,7 @@ export interface WalkStep {
 }
 
 /** What sizes a walk's chunks besides its own answers. */
-export interface Sizing {
-  /** The sizing cap (cap.ts). */
-  cap: number;
+export interface Sizing extends Fit {
   /** The orders the window still guesses, the likeliest first. */
   guesses: readonly Order[];
   /** Answers (other windows' or this one's) saw the first guess hold: not only a default. */
@@ -229,7 +226,7 @@ export interface Sizing {
  * is what the rest is like (a window reaching past the newest event is quiet at its top). An empty
  * chunk counts as a rate of zero there: the next chunk is the whole rest unless a sample bounds it.
  */
-function afterProof(t: WalkTask, events: readonly SeenEvent[], cap: number): WalkTask | null {
+function afterProof(t: WalkTask, events: readonly SeenEvent[], fit: Fit): WalkTask | null {
   if (t.reach === null) return null;
   const a = anchored(t.from, t.region);
   const reach = flip(t.from, t.reach);
@@ -242,7 +239,7 @@ function afterProof(t: WalkTask, events: readonly SeenEvent[], cap: number): Wal
   return startWalk(
     rest,
     t.from,
-    cap,
+    fit,
     addCount(t.rate, events.length, ms),
     answered && recounted(answered, t.sample!, walkQuery(t), events.length),
     leftOver(t.stored, rest),
@@ -313,7 +310,7 @@ function afterFull(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTa
   const rate = exact ? perMs(t.rate) : Math.max(own, (sample.perPoint * events.length) / span);
   // Full answers in a row shrink the chunk faster: the samples may all lean the same way.
   const shrink = MAX_SHRINK * (t.fullAnswers > 0 && !t.guessed ? 0.75 : 1);
-  const p = place(a, s.cap, rate, flipSample(from, sample), fullReach, exact ? null : shrink * span);
+  const p = place(a, s, rate, flipSample(from, sample), fullReach, exact ? null : shrink * span);
   if (p === 'crowded' || p.reach === null) return 'crowded';
   return { ...t, from, reach: flip(from, p.reach), guessed: p.guessed, sample, fullAnswers: t.fullAnswers + 1 };
 }
@@ -345,7 +342,7 @@ function cutInThirds(t: WalkTask, events: readonly SeenEvent[], s: Sizing): Walk
   // Counted as asked again after a full answer: each part keeps the answer's sample for its next
   // chunk, is cut neither again here nor into lanes before a proof, and is not placed anew on resume.
   const walks = parts.map((r) => ({
-    ...startWalk(r, t.from, s.cap, t.rate, leftOver(sample, r), leftOver(t.stored, r)),
+    ...startWalk(r, t.from, s, t.rate, leftOver(sample, r), leftOver(t.stored, r)),
     fullAnswers: 1,
   }));
   return t.from === 'newest' ? walks.reverse() : walks;
@@ -410,11 +407,26 @@ function estimateSample(t: WalkTask, events: readonly SeenEvent[], chunk: Region
   };
 }
 
+/**
+ * The stored events a proven chunk counted again, and how many more its answer held (fewer when
+ * events were deleted since): what `storedFit` learns the catalog's change from. Null when the
+ * chunk holds no stored stretch.
+ */
+export function recountOf(t: WalkTask, events: readonly SeenEvent[]): Recount | null {
+  if (t.stored === null) return null;
+  const chunk = walkQuery(t);
+  const stored = t.stored.points.filter((p) => p > chunk.lo && p < chunk.hi).length * t.stored.perPoint;
+  // Each point stands for `perPoint` stored events, so a chunk's stored count is only known within
+  // that many: a difference no larger says nothing of the catalog's change.
+  const added = events.length - stored;
+  return { stored, added: Math.abs(added) < t.stored.perPoint ? 0 : added };
+}
+
 /** Applies the answer to a walk's chunk. `full`: the answer may be truncated (cap.ts). */
 export function stepWalk(t: WalkTask, events: readonly SeenEvent[], full: boolean, s: Sizing): WalkStep {
   const tested = t.guessed ? t.from : null;
   if (!full) {
-    const next = afterProof(t, events, s.cap);
+    const next = afterProof(t, events, s);
     return {
       next: next ? [next] : [],
       crowded: null,
@@ -434,7 +446,7 @@ export function stepWalk(t: WalkTask, events: readonly SeenEvent[], full: boolea
   const rest = { lo: a.lo, hi: c.lo };
   const next =
     rest.hi - rest.lo >= 2 * SECOND_MS && t.reach !== null
-      ? startWalk(anchored(t.from, rest), t.from, s.cap, t.rate, null, leftOver(t.stored, anchored(t.from, rest)))
+      ? startWalk(anchored(t.from, rest), t.from, s, t.rate, null, leftOver(t.stored, anchored(t.from, rest)))
       : null;
   return { next: next ? [next] : [], crowded: chunk, proven: 0, guess: verdict };
 }
