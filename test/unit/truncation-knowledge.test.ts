@@ -11,6 +11,7 @@ import {
   initialFrontier,
   inQuestion,
   isFull,
+  learnShared,
   probeRegionsOf,
   resumeRead,
   savedFrontierSchema,
@@ -104,6 +105,31 @@ describe('the cap', () => {
     expect(settled.learned.measured).toBe(200);
     expect(settled.finished).toBe(true);
     expect(settled.frontier.eventsProven).toBe(150);
+  });
+});
+
+describe('a cap measured by another read within the TTL', () => {
+  // The floor other reads shared may have lapsed while the measure has not: an answer between the
+  // two is below the measured cap, so a proof, not a full answer to ask again.
+  it('raises the floor of a read starting now to the measured cap', () => {
+    const facts = { ...inputs().facts, capFloor: 1, measured: 200 };
+    const f = initialFrontier(window, windowKnowledge(inputs({ facts })), 1);
+    expect(f.cap.floor).toBe(200);
+    const answer = { events: Array.from({ length: 186 }, (_, i) => ({ id: `e${i}`, timeMs: T0 + i * 60_000 })) };
+    const step = advance(f, answer);
+    expect(step.full).toBe(false);
+    expect(step.finished).toBe(true);
+  });
+
+  it('raises the floor of a read in progress, settling an answer held at its own floor', () => {
+    const f = initialFrontier(window, windowKnowledge(inputs()), 1);
+    const answer = { events: Array.from({ length: 186 }, (_, i) => ({ id: `e${i}`, timeMs: T0 + i * 60_000 })) };
+    const held = advance(f, answer);
+    expect(held.held).toBe(true);
+    const settled = learnShared(held.frontier, { floor: 186, measured: 200 });
+    expect(settled.cap.floor).toBe(200);
+    expect(settled.tasks).toEqual([]);
+    expect(settled.eventsProven).toBe(186);
   });
 });
 

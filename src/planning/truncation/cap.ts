@@ -116,7 +116,10 @@ const apart = (a: { lo: number; hi: number }, b: { lo: number; hi: number }) =>
  * Never lowers the floor: within its TTL it is a proof.
  */
 export function withShared(c: Cap, shared: SharedCap): Cap {
-  return { ...c, floor: Math.max(c.floor, shared.floor), measured: c.measured ?? shared.measured };
+  // A cap measured within the TTL was an answer that large: the floor is at least that, or an
+  // answer below it but at a floor learned apart from it would count as full and be asked again.
+  const floor = Math.max(c.floor, shared.floor, shared.measured ?? 1);
+  return { ...c, floor, measured: c.measured ?? shared.measured };
 }
 
 export function capText(c: Cap): string {

@@ -209,7 +209,8 @@ function piecesOf(i: KnowledgeInputs, scope: readonly Region[]): WindowKnowledge
 
 export function windowKnowledge(i: KnowledgeInputs): WindowKnowledge {
   const cap: Cap = {
-    floor: Math.max(1, i.facts.capFloor),
+    // A cap measured within the TTL was an answer that large (see `withShared`).
+    floor: Math.max(1, i.facts.capFloor, i.facts.measured ?? 1),
     measured: i.facts.measured,
     hint: i.facts.measuredBefore,
     probes: [],
