@@ -106,6 +106,9 @@ export async function startJourney(o: JourneyOptions): Promise<Journey> {
   const dbUrl = url.toString();
   await runMigrations(dbUrl);
   const pool = new pg.Pool({ connectionString: dbUrl, max: 2 });
+  // `pool.end()` resolves before its clients' sockets are closed, and the drop at `close()` ends
+  // their backends (57P01): an ending client emits that on itself, where nothing else would hear it.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   const prefix = `gi-journey-${randomBytes(4).toString('hex')}`;
   const env = {
     DATABASE_URL: dbUrl,
