@@ -67,6 +67,7 @@ export async function readWindowKnowledge(
     },
     explore: Math.random() < EXPLORE,
     circleCuts: job.filters.circle === null,
+    unfiltered: job.filters.circle === null && job.filters.minMagnitude === null,
     proofs,
     storedProofs,
     storedTimes,

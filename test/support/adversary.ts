@@ -250,6 +250,7 @@ export function knowledgeFor(window: Interval, k: SharedKnowledge, options: RunO
     },
     explore: options.explore ?? false,
     circleCuts: options.circleCuts ?? true,
+    unfiltered: (options.minMagnitude ?? null) === null,
     proofs: options.proofs ?? [],
     storedProofs: options.storedProofs ?? options.proofs ?? [],
     storedTimes: options.storedTimes ?? [],

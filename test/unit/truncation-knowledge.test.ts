@@ -7,11 +7,13 @@ import { DAY_MS, SECOND_MS } from '../../src/domain/time.js';
 import {
   advance,
   afterProbe,
+  answerAsProbe,
   callCeiling,
   initialFrontier,
   inQuestion,
   isFull,
   learnShared,
+  nextProbeRegion,
   probeRegionsOf,
   resumeRead,
   savedFrontierSchema,
@@ -33,6 +35,7 @@ const cap = (over: Partial<Cap> = {}): Cap => ({
   probes: [],
   probeRegions: [region, { lo: region.hi, hi: region.hi + 30 * DAY_MS }],
   seenAtMs: 0,
+  unfiltered: false,
   ...over,
 });
 const inputs = (over: Partial<KnowledgeInputs> = {}): KnowledgeInputs => ({
@@ -42,6 +45,7 @@ const inputs = (over: Partial<KnowledgeInputs> = {}): KnowledgeInputs => ({
   facts: { capFloor: 1, measured: null, measuredBefore: null, capRegion: null, prefer: 'newest', hintBacked: false },
   explore: false,
   circleCuts: true,
+  unfiltered: true,
   proofs: [],
   storedProofs: [],
   storedTimes: [],
@@ -92,6 +96,35 @@ describe('the cap', () => {
     expect(regions).toHaveLength(3);
     const far = { lo: T0 + 200 * DAY_MS, hi: T0 + 230 * DAY_MS };
     expect(probeRegionsOf(day, far, T0 + 400 * DAY_MS)[0]).toEqual(far);
+  });
+
+  it("an unfiltered stream's answer takes the turn of a probe place inside its query: that probe could only repeat it", () => {
+    const month = { lo: region.lo + SECOND_MS, hi: region.hi };
+    const after = { lo: region.hi - SECOND_MS, hi: region.hi + 30 * DAY_MS };
+    const c = cap({ floor: 100, unfiltered: true, probeRegions: [month, after] });
+    const taken = answerAsProbe(c, 100, region);
+    expect(taken.probes).toEqual([100]);
+    expect(taken.probeRegions).toEqual([region, after]);
+    expect(nextProbeRegion(taken)).toEqual(after);
+    expect(inQuestion(taken, 100)).toBe(true);
+    // A probe of the month after giving as many measures the cap: two unfiltered answers apart.
+    expect(afterProbe(taken, 100).measured).toBe(100);
+    // A filtered stream's answer says nothing of what an unfiltered probe finds; a place not inside is asked.
+    expect(answerAsProbe({ ...c, unfiltered: false }, 100, region)).toEqual({ ...c, unfiltered: false });
+    expect(answerAsProbe(c, 100, { lo: region.lo, hi: region.lo + DAY_MS })).toEqual(c);
+  });
+
+  it('a whole-window answer of an unfiltered stream at a silent cap is held for the probe of another place only', () => {
+    const f = initialFrontier(window, windowKnowledge(inputs()), 1);
+    const answer = { events: Array.from({ length: 100 }, (_, i) => ({ id: `e${i}`, timeMs: T0 + i * 60_000 })) };
+    const held = advance(f, answer);
+    expect(held.held).toBe(true);
+    expect(held.frontier.cap.probes).toEqual([100]);
+    const probe = held.frontier.tasks[0]!;
+    expect(probe.kind).toBe('probe');
+    if (probe.kind === 'probe') expect(probe.region.lo).toBeGreaterThanOrEqual(region.hi - SECOND_MS);
+    const filtered = advance(initialFrontier(window, windowKnowledge(inputs({ unfiltered: false })), 1), answer);
+    expect(filtered.frontier.cap.probes).toEqual([]);
   });
 
   it('a held answer waits for the probe, and the probe makes it a proof', () => {

@@ -40,6 +40,11 @@ export const capSchema = z.strictObject({
   probeRegions: z.array(probeRegionSchema).min(1),
   /** When the read that holds this floor began: a read resumed after the TTL learns the cap again. */
   seenAtMs: z.number(),
+  /**
+   * The stream asks with no filters: its own answers are what probes of their regions would give.
+   * Absent in caps saved before it was kept: false, every probe asked as before.
+   */
+  unfiltered: z.boolean().default(false),
 });
 export type Cap = z.infer<typeof capSchema>;
 
@@ -105,6 +110,22 @@ export function nextProbeRegion(c: Cap): { lo: number; hi: number } {
 
 function probeRegionAt(c: Pick<Cap, 'probeRegions'>, k: number): { lo: number; hi: number } {
   return c.probeRegions[Math.min(k, c.probeRegions.length - 1)]!;
+}
+
+const inside = (r: { lo: number; hi: number }, o: { lo: number; hi: number }) => o.lo <= r.lo && r.hi <= o.hi;
+
+/**
+ * An unfiltered stream's answer in question, of `size` events to a query of `region`: a probe place
+ * inside that region could only give as many or fewer (the same cap, fewer events), so it can
+ * neither prove the answer nor measure the cap beside it. The answer takes the first such place's
+ * turn as a probe of its own region, and the other places inside it are dropped.
+ */
+export function answerAsProbe(c: Cap, size: number, region: { lo: number; hi: number }): Cap {
+  const asked = c.probeRegions.slice(0, c.probes.length);
+  const left = c.probeRegions.slice(c.probes.length);
+  if (!c.unfiltered || !left.some((r) => inside(r, region))) return c;
+  const rest = left.filter((r) => !inside(r, region));
+  return afterProbe({ ...c, probeRegions: [...asked, region, ...rest] }, size);
 }
 
 /** Abutting months share their end second (inclusive ends): more than that makes them one place. */

@@ -15,6 +15,7 @@ import { SECOND_MS } from '../../domain/time.js';
 import {
   afterAnswer,
   afterProbe,
+  answerAsProbe,
   capText,
   inQuestion,
   isFull,
@@ -357,7 +358,8 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
   if (!task && key === null) throw new Error('advance() called on a finished frontier');
   const size = answer.events.length;
   const probe = task?.kind === 'probe' || key === 'probe';
-  const cap = probe ? afterProbe(frontier.cap, size) : afterAnswer(frontier.cap, size);
+  let cap = probe ? afterProbe(frontier.cap, size) : afterAnswer(frontier.cap, size);
+  if (task?.kind === 'walk' && inQuestion(cap, size)) cap = answerAsProbe(cap, size, walkQuery(task));
   const questioned = !probe && task !== undefined && inQuestion(cap, size);
   const w: Work = {
     f: {

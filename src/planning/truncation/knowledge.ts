@@ -70,6 +70,8 @@ export interface KnowledgeInputs {
   explore: boolean;
   /** The stream has no circle of its own. */
   circleCuts: boolean;
+  /** The stream has no filters at all: its answers are what probes would give (cap.ts `answerAsProbe`). */
+  unfiltered: boolean;
   /** The stream's coverage proofs, closed intervals of epoch ms: what a first read need not ask. */
   proofs: ReadonlyArray<{ lo: number; hi: number }>;
   /** Proofs of this stream and of wider ones: where its stored events are complete. */
@@ -216,6 +218,7 @@ export function windowKnowledge(i: KnowledgeInputs): WindowKnowledge {
     probes: [],
     probeRegions: probeRegionsOf(i.window, i.facts.capRegion, i.nowMs),
     seenAtMs: i.nowMs,
+    unfiltered: i.unfiltered,
   };
   const prefer = i.facts.prefer === 'none' && i.explore ? 'newest' : i.facts.prefer;
   const scope = scopeOf(i);

@@ -75,6 +75,7 @@ function fromV2(v: z.infer<typeof v2Schema>): Frontier {
       probes: [],
       probeRegions: probeRegionsOf(v.window, null, 0),
       seenAtMs: 0,
+      unfiltered: false,
     },
     prefer: v.prefer === 'walk' ? 'none' : v.prefer,
     hintBacked: false,
