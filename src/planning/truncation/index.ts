@@ -190,7 +190,6 @@ export function sizingOf(f: Frontier): Sizing {
   const guesses = guessesOf(f);
   // The window's own record backs its first guess as much as other windows' can.
   const backed = (f.hintBacked && guesses[0] === f.prefer) || (guesses[0] !== undefined && f.confirmed[guesses[0]] > 0);
-
   return { ...fitOf(sizingCap(f.cap), f.recount), guesses, backed, nearby: f.nearby };
 }
 

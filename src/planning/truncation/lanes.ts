@@ -7,7 +7,8 @@
  * its lanes cost next to no call more than the walk (see LANE_RECOUNT). A walk sized from its rate
  * is not: each lane would end with a chunk that is not full and open with one sized from a rate
  * measured elsewhere, about a call each (2 to 4% of a first read's calls on the bundled months), and
- * billed calls come before wall time. A first read of many windows runs its windows in parallel instead (src/worker/slots.ts).
+ * billed calls come before wall time. A first read of many windows runs its windows in parallel
+ * instead (src/worker/slots.ts).
  */
 import { capKnown, sizingCap } from './cap.js';
 import { clampCut, splitAt, type Frontier, type Region, type Task, type WalkTask } from './frontier.js';
