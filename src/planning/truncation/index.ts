@@ -186,11 +186,14 @@ export function guessesOf(f: Pick<Frontier, 'prefer' | 'confirmed' | 'refuted'>)
   return f.prefer === 'none' ? open.filter((d) => f.confirmed[d] > f.refuted[d]) : open;
 }
 
+/** What the frontier's chunks are sized for now: its sizing cap, and its recounts for stored events. */
+const frontierFit = (f: Frontier): Fit => fitOf(sizingCap(f.cap), f.recount);
+
 export function sizingOf(f: Frontier): Sizing {
   const guesses = guessesOf(f);
   // The window's own record backs its first guess as much as other windows' can.
   const backed = (f.hintBacked && guesses[0] === f.prefer) || (guesses[0] !== undefined && f.confirmed[guesses[0]] > 0);
-  return { ...fitOf(sizingCap(f.cap), f.recount), guesses, backed, nearby: f.nearby };
+  return { ...frontierFit(f), guesses, backed, nearby: f.nearby };
 }
 
 interface Work {
@@ -224,11 +227,12 @@ function crowded(w: Work, region: Region): Task[] {
 }
 
 /** A walk whose end lies inside a crowded region already cut by place starts past it (a second of overlap kept). */
-function trimPlaced(tasks: Task[], placed: readonly Region[], fit: Fit): Task[] {
-  return tasks.flatMap((t): Task[] => {
+function trimPlaced(f: Frontier): Task[] {
+  const fit = frontierFit(f);
+  return f.tasks.flatMap((t): Task[] => {
     if (t.kind !== 'walk' || t.held !== null) return [t];
     let r = t.region;
-    for (const p of placed) {
+    for (const p of f.placed) {
       if (r.hi > p.lo + SECOND_MS && r.hi <= p.hi) r = { lo: r.lo, hi: p.lo + SECOND_MS };
       if (r.lo >= p.lo && r.lo < p.hi - SECOND_MS) r = { lo: p.hi - SECOND_MS, hi: r.hi };
     }
@@ -378,7 +382,7 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
     if (questioned) hold(w, at, task, answer.events);
     else apply(w, at, task, answer.events);
   }
-  const f = { ...w.f, tasks: trimPlaced(w.f.tasks, w.f.placed, fitOf(sizingCap(w.f.cap), w.f.recount)) };
+  const f = { ...w.f, tasks: trimPlaced(w.f) };
   f.tasks.forEach(checkTask);
   return {
     frontier: f,
@@ -402,7 +406,7 @@ export function learnShared(frontier: Frontier, shared: SharedCap): Frontier {
     notes: [],
   };
   settleHeld(w);
-  return { ...w.f, tasks: trimPlaced(w.f.tasks, w.f.placed, fitOf(sizingCap(w.f.cap), w.f.recount)) };
+  return { ...w.f, tasks: trimPlaced(w.f) };
 }
 
 /** A saved read taken up by a new run (knowledge.ts `resumeFrontier`), its held answers settled by what is now known. */
