@@ -13,7 +13,7 @@ import type { Interval } from '../domain/interval.js';
 import { LIMITS, yearSpan } from '../domain/spec.js';
 import type { YearChunk } from './chunks.js';
 import { windowEvents, type Counted, type DensityKind, type EventRange, type RatePool } from './density.js';
-import { MAX_PROBE_PLACES } from './truncation/knowledge.js';
+import { MAX_PROBE_PLACES } from './truncation/cap.js';
 
 export const CAP = LIMITS.maxResultsCeiling;
 

@@ -2,6 +2,7 @@
  * What a window read knows before its first call (knowledge.ts) and the cap rules (cap.ts): each
  * rule on its own, and a frontier saved by version 0.3.0 taken up by this one.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DAY_MS, SECOND_MS } from '../../src/domain/time.js';
 import {
@@ -13,8 +14,10 @@ import {
   inQuestion,
   isFull,
   learnShared,
+  measuredByOverflow,
   nextProbeRegion,
   probeRegionsOf,
+  quietSide,
   resumeRead,
   savedFrontierSchema,
   sizingCap,
@@ -114,17 +117,70 @@ describe('the cap', () => {
     expect(answerAsProbe(c, 100, { lo: region.lo, hi: region.lo + DAY_MS })).toEqual(c);
   });
 
-  it('a whole-window answer of an unfiltered stream at a silent cap is held for the probe of another place only', () => {
+  it('a whole-window answer of an unfiltered stream at a silent cap is probed on the side its events leave quiet', () => {
     const f = initialFrontier(window, windowKnowledge(inputs()), 1);
     const answer = { events: Array.from({ length: 100 }, (_, i) => ({ id: `e${i}`, timeMs: T0 + i * 60_000 })) };
     const held = advance(f, answer);
     expect(held.held).toBe(true);
     expect(held.frontier.cap.probes).toEqual([100]);
     const probe = held.frontier.tasks[0]!;
-    expect(probe.kind).toBe('probe');
-    if (probe.kind === 'probe') expect(probe.region.lo).toBeGreaterThanOrEqual(region.hi - SECOND_MS);
+    if (probe.kind !== 'probe') throw new Error('expected the probe first');
+    // Above the answer's last event, a second inside the window's query at each end.
+    expect(probe.region).toEqual({ lo: T0 + 99 * 60_000 + SECOND_MS, hi: region.hi - SECOND_MS });
+    // One event there the answer lacks: the query matched more than 100, so the cap is 100.
+    const more = advance(held.frontier, { events: [{ id: 'x', timeMs: T0 + 10 * DAY_MS }] }, 'probe');
+    expect(more.learned.measured).toBe(100);
+    expect(more.held).toBe(false);
+    expect(more.frontier.tasks.some((t) => t.kind === 'probe')).toBe(false);
+    expect(more.frontier.eventsProven).toBe(0);
+    // Nothing there, or only what the answer held: nothing measured, the month after is asked next.
+    for (const events of [[], answer.events.slice(0, 3)]) {
+      const none = advance(held.frontier, { events }, 'probe');
+      expect(none.frontier.cap.measured).toBeNull();
+      const next = none.frontier.tasks[0]!;
+      if (next.kind !== 'probe') throw new Error('expected another probe');
+      expect(next.region.lo).toBeGreaterThanOrEqual(region.hi - SECOND_MS);
+    }
     const filtered = advance(initialFrontier(window, windowKnowledge(inputs({ unfiltered: false })), 1), answer);
     expect(filtered.frontier.cap.probes).toEqual([]);
+  });
+
+  it('an answer spread over its query, or too small to size by, leaves no quiet side to probe', () => {
+    const spread = Array.from({ length: 100 }, (_, i) => region.lo + 1 + i * 7 * 3_600_000);
+    expect(quietSide(region, spread)).toBeNull();
+    expect(quietSide(region, [T0, T0 + SECOND_MS])).toBeNull();
+    const newest = Array.from({ length: 100 }, (_, i) => region.hi - 1 - i * 60_000);
+    expect(quietSide(region, newest)).toEqual({ lo: region.lo + SECOND_MS, hi: Math.min(...newest) - SECOND_MS });
+  });
+
+  it('a probe measures the cap only when its query held more than the answer, whatever the gateway kept', () => {
+    const inQ = fc.integer({ min: region.lo, max: region.hi });
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(inQ, { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 40 }),
+        fc.tuple(inQ, inQ),
+        fc.integer({ min: 0, max: 1000 }),
+        (times, trueCap, [a, b], seed) => {
+          const catalog = times.map((t, i) => ({ id: `e${i}`, timeMs: t }));
+          // A gateway keeping any `trueCap` of what matched (here: a rotation chosen by `seed`).
+          const keep = (q: { lo: number; hi: number }) => {
+            const m = catalog.filter((e) => e.timeMs >= q.lo && e.timeMs <= q.hi);
+            const k = seed % Math.max(1, m.length);
+            return [...m.slice(k), ...m.slice(0, k)].slice(0, trueCap);
+          };
+          const answer = keep(region);
+          const asked = { lo: Math.min(a, b), hi: Math.max(a, b) };
+          const held = { query: region, size: answer.length, ids: new Set(answer.map((e) => e.id)) };
+          const c = cap({ floor: answer.length, unfiltered: true });
+          const measured = measuredByOverflow(c, held, asked, keep(asked)).measured;
+          if (measured !== null) {
+            expect(catalog.length).toBeGreaterThan(answer.length);
+            expect(measured).toBe(trueCap);
+          }
+        },
+      ),
+    );
   });
 
   it('a held answer waits for the probe, and the probe makes it a proof', () => {

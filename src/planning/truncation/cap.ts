@@ -26,6 +26,8 @@ export const MAX_RESULTS = LIMITS.maxResultsCeiling;
 /** Probes of fewer events than this measured sparse months, not a cap worth sizing for. */
 export const MIN_SIZING_CAP = 10;
 
+type Region = { lo: number; hi: number };
+
 const probeRegionSchema = z.strictObject({ lo: z.number().int(), hi: z.number().int() });
 
 export const capSchema = z.strictObject({
@@ -114,18 +116,65 @@ function probeRegionAt(c: Pick<Cap, 'probeRegions'>, k: number): { lo: number; h
 
 const inside = (r: { lo: number; hi: number }, o: { lo: number; hi: number }) => o.lo <= r.lo && r.hi <= o.hi;
 
+/** At most this many probe places per read: what one read's probes may cost. */
+export const MAX_PROBE_PLACES = 4;
+
 /**
- * An unfiltered stream's answer in question, of `size` events to a query of `region`: a probe place
- * inside that region could only give as many or fewer (the same cap, fewer events), so it can
- * neither prove the answer nor measure the cap beside it. The answer takes the first such place's
- * turn as a probe of its own region, and the other places inside it are dropped.
+ * An unfiltered stream's answer in question, of `size` events at `times` to a query of `region`.
+ * The side of the region its events leave quiet (`quietSide`) is the next place probed: a single
+ * event there that the answer lacks measures the cap (`measuredByOverflow`). A probe place inside
+ * the region could only give as many events or fewer (the same cap, fewer events), so it cannot
+ * measure the cap beside the answer: the answer takes the first such place's turn as a probe of its
+ * own region, and the other places inside it are dropped.
  */
-export function answerAsProbe(c: Cap, size: number, region: { lo: number; hi: number }): Cap {
+export function answerAsProbe(c: Cap, size: number, region: Region, times: readonly number[] = []): Cap {
+  if (!c.unfiltered) return c;
   const asked = c.probeRegions.slice(0, c.probes.length);
   const left = c.probeRegions.slice(c.probes.length);
-  if (!c.unfiltered || !left.some((r) => inside(r, region))) return c;
   const rest = left.filter((r) => !inside(r, region));
-  return afterProbe({ ...c, probeRegions: [...asked, region, ...rest] }, size);
+  const quiet = quietSide(region, times);
+  const taken = rest.length < left.length;
+  const places = [...asked, ...(taken ? [region] : []), ...(quiet ? [quiet] : []), ...rest];
+  const next = { ...c, probeRegions: places.slice(0, Math.max(MAX_PROBE_PLACES, asked.length + 1)) };
+  return taken ? afterProbe(next, size) : next;
+}
+
+/**
+ * The part of an answer's query its events leave quiet, a second in from each end: the side away
+ * from them, when it is at least as long as the stretch they span (a gateway keeping the newest or
+ * the oldest leaves its events crowding one end; a complete answer lies spread over its query).
+ * Probed there, a capped dense answer is settled by one call, where a month elsewhere at the edge of
+ * the data may hold nothing.
+ */
+export function quietSide(region: Region, times: readonly number[]): Region | null {
+  // An answer too small to size chunks by (MIN_SIZING_CAP) has no side to crowd: its cap is settled elsewhere.
+  if (times.length < MIN_SIZING_CAP) return null;
+  const first = Math.min(...times);
+  const last = Math.max(...times);
+  const below = { lo: region.lo + SECOND_MS, hi: first - SECOND_MS };
+  const above = { lo: last + SECOND_MS, hi: region.hi - SECOND_MS };
+  const side = below.hi - below.lo >= above.hi - above.lo ? below : above;
+  const length = side.hi - side.lo;
+  return length >= SECOND_MS && length >= last - first ? side : null;
+}
+
+/**
+ * After a probe of `asked`, strictly inside `query`, whose answer of `size` events is held in
+ * question (an unfiltered stream: the probe asks what the query asked): a probe event the answer
+ * lacks, a second or more inside the query, shows the query matched more than `size` events, so by
+ * the one assumption the cap is `size`. Measured, not guessed: no second place is needed.
+ */
+export function measuredByOverflow(
+  c: Cap,
+  held: { query: Region; size: number; ids: ReadonlySet<string> },
+  asked: Region,
+  events: ReadonlyArray<{ id: string; timeMs: number }>,
+): Cap {
+  const { query, size, ids } = held;
+  const within = (t: number) => t >= query.lo + SECOND_MS && t <= query.hi - SECOND_MS;
+  if (!c.unfiltered || c.measured !== null || !within(asked.lo) || !within(asked.hi)) return c;
+  const more = events.some((e) => !ids.has(e.id) && within(e.timeMs));
+  return more ? { ...c, floor: Math.max(c.floor, size), measured: size } : c;
 }
 
 /** Abutting months share their end second (inclusive ends): more than that makes them one place. */

@@ -19,9 +19,11 @@ import {
   capText,
   inQuestion,
   isFull,
+  measuredByOverflow,
   nextProbeRegion,
   sizingCap,
   withShared,
+  type Cap,
   type SharedCap,
 } from './cap.js';
 import { circleCuts, sphereCover } from './circles.js';
@@ -361,8 +363,15 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
   if (!task && key === null) throw new Error('advance() called on a finished frontier');
   const size = answer.events.length;
   const probe = task?.kind === 'probe' || key === 'probe';
-  let cap = probe ? afterProbe(frontier.cap, size) : afterAnswer(frontier.cap, size);
-  if (task?.kind === 'walk' && inQuestion(cap, size)) cap = answerAsProbe(cap, size, walkQuery(task));
+  const asked: ProbeAnswer | null = probe ? { region: nextProbeRegion(frontier.cap), events: answer.events } : null;
+  let cap = asked ? overflows(frontier, afterProbe(frontier.cap, size), asked) : afterAnswer(frontier.cap, size);
+  if (task?.kind === 'walk' && inQuestion(cap, size))
+    cap = answerAsProbe(
+      cap,
+      size,
+      walkQuery(task),
+      answer.events.map((e) => e.timeMs),
+    );
   const questioned = !probe && task !== undefined && inQuestion(cap, size);
   const w: Work = {
     f: {
@@ -393,6 +402,21 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
     finished: f.tasks.length === 0,
     failure: failureOf(f, w.notes),
   };
+}
+
+/** A probe's answer: where it asked, and what it held. */
+interface ProbeAnswer {
+  region: Region;
+  events: readonly SeenEvent[];
+}
+
+/** The cap after a probe inside a held answer's query: measured when it holds an event that answer lacks. */
+function overflows(f: Frontier, cap: Cap, probe: ProbeAnswer): Cap {
+  return f.tasks.reduce((c, t) => {
+    if (t.kind !== 'walk' || t.held === null) return c;
+    const held = { query: walkQuery(t), size: t.held.events.length, ids: new Set(t.held.events.map((e) => e.id)) };
+    return measuredByOverflow(c, held, probe.region, probe.events);
+  }, cap);
 }
 
 /**

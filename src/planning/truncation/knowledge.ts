@@ -101,9 +101,6 @@ const MONTH_MS = LIMITS.maxWindowDays * DAY_MS - SECOND_MS;
  * month ending now (a real catalog's densest): a month of the real catalog holds far more than a
  * cap, but a window at the edge of the data may sit in a sparse one.
  */
-/** At most this many places per read (probeRegionsOf): what one read's probes may cost. */
-export const MAX_PROBE_PLACES = 4;
-
 export function probeRegionsOf(window: Interval, capRegion: Region | null, nowMs: number): Region[] {
   const end = secondAfter(window.endMs);
   const now = secondAfter(nowMs);
