@@ -123,6 +123,40 @@ describe('a first read of the 2025-08-19 month, in sequence and on 4 lanes', () 
   });
 });
 
+// The windows the pipeline reads for `backfill 2025-08-19 2025-09-19` and then `2025-05-01 2025-08-19` (31 days less
+// the two seconds a query widens them by), over both bundled months: they reach past the data's ends.
+const DAY = 86_400_000;
+const windowsFrom = (from: string, to: string): Window[] => {
+  const out: Window[] = [];
+  for (let s = Date.parse(from); s < Date.parse(to); s += 31 * DAY - 2000)
+    out.push({ startMs: s, endMs: Math.min(s + 31 * DAY - 2000, Date.parse(to)) });
+  return out;
+};
+const both = [...real[0]!, ...real[1]!];
+
+describe("the pipeline's windows, reaching past the bundled data", () => {
+  it('newest-first, the months before a month read first, the cap lapsed between: within 1.35 x ideal', () => {
+    const g = simulatedGateway(both, { mode: 'newest' }, 1);
+    const k = freshKnowledge();
+    windowsFrom('2025-08-19T00:00:00Z', '2025-09-19T00:00:00Z').forEach((w) => runWindow(g, w, k));
+    Object.assign(k, { capFloor: 1, measured: null, capRegion: null });
+    let [calls, ideal] = [0, 0];
+    for (const w of windowsFrom('2025-05-01T00:00:00Z', '2025-08-19T00:00:00Z')) {
+      const r = runWindow(g, w, k);
+      expect(lostIn(both, w, r)).toEqual([]);
+      calls += r.calls;
+      ideal += Math.max(1, Math.ceil(both.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs).length / 200));
+    }
+    expect(calls / ideal).toBeLessThanOrEqual(1.35);
+  });
+
+  it('a silent cap of 100 on the month read from midnight, 12 hours before its data: 1.4 x ceil(n/100) + 3', () => {
+    const [w] = windowsFrom('2025-08-19T00:00:00Z', '2025-09-19T00:00:00Z');
+    const { calls, ideal } = firstRead(real[1]!, [w!], { mode: 'newest', cap: 100 }, 1);
+    expect(calls).toBeLessThanOrEqual(1.4 * ideal + 3);
+  });
+});
+
 describe('a re-read sized from stored events, both real months, in sequence and on 4 lanes', () => {
   it.each([
     [0, 1.08],

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { haversineKm } from '../../src/domain/geo.js';
 import { createRng } from '@gateway-ingest/emulator';
 import { circleCuts, sphereCover } from '../../src/planning/truncation/circles.js';
+import { atDataEdge } from '../../src/planning/truncation/walk.js';
 import {
   advance,
   savedFrontierSchema,
@@ -179,6 +180,24 @@ describe('an answer repeating an event', () => {
     expect(step.finished).toBe(false);
     // A full answer proves nothing: none of its events count as proven.
     expect(step.frontier.eventsProven).toBe(0);
+  });
+});
+
+describe('the end of the data', () => {
+  // A newest-first chunk of 10 hours proven at a rate of 16 events an hour (anchored: the far end is `reach`).
+  const rate = { events: 160, ms: 10 * 3_600_000 };
+  const reach = 0;
+  const ms = 10 * 3_600_000;
+  const spread = (n: number, from: number) => Array.from({ length: n }, (_, i) => from + ((ms - from) * i) / n);
+
+  it('is read where the count fell short and the events stop far short of the far end', () => {
+    expect(atDataEdge(rate, spread(100, 3_600_000), reach, ms)).toBe(true);
+  });
+
+  it('is not read from either sign alone, nor from a rate never counted', () => {
+    expect(atDataEdge(rate, spread(140, 3_600_000), reach, ms)).toBe(false);
+    expect(atDataEdge(rate, spread(100, 60_000), reach, ms)).toBe(false);
+    expect(atDataEdge(null, spread(100, 3_600_000), reach, ms)).toBe(false);
   });
 });
 

@@ -271,14 +271,41 @@ function afterProof(t: WalkTask, events: readonly SeenEvent[], fit: Fit): WalkTa
   const rest = anchored(t.from, { lo: a.lo, hi: reach + SECOND_MS });
   // Stored events size every chunk of the walk; a full answer's sample only the next one.
   const answered = t.fullAnswers > 0 && t.sample?.trust !== 'stored' ? leftOver(t.sample, rest) : null;
+  const edge = atDataEdge(
+    t.rate,
+    events.map((e) => flip(t.from, e.timeMs)),
+    reach,
+    ms,
+  );
   return startWalk(
     rest,
     t.from,
     fit,
-    addCount(t.rate, events.length, ms),
+    edge ? { events: 0, ms: Math.max(1, ms) } : addCount(t.rate, events.length, ms),
     answered && recounted(answered, t.sample!, walkQuery(t), events.length),
     leftOver(t.stored, rest),
   );
+}
+
+/** In `atDataEdge`: the count fell below this share of what the rate expected... */
+const EDGE_SHORT = 0.75;
+/** ...and the events stop this many of their average gaps short of the chunk's far end. */
+const EDGE_GAPS = 8;
+
+/**
+ * A proven chunk (anchored `points`, far end `reach`, rate measured over `ms`) read as meeting the
+ * end of the data: a window reaching before the catalog's first event or past its last. Its rest is
+ * then asked whole, where a chunk sized from the rate found nothing there and the empty rest took a
+ * call more. Either sign alone is common in a real catalog's quiet hours (reading the quiet far end
+ * alone as an edge cost an aftershock sequence at M2.5+ 13% more, by permutation); together, on
+ * 1,700 windows of the bundled months inside the data, in five orders and four magnitude filters, they
+ * changed no call, and on windows reaching past the data's ends they saved a few in every order.
+ */
+export function atDataEdge(rate: Rate | null, points: readonly number[], reach: number, ms: number): boolean {
+  if (rate === null || points.length < 2) return false;
+  const lowest = Math.min(...points);
+  const gap = (Math.max(...points) - lowest) / (points.length - 1);
+  return points.length < EDGE_SHORT * (rate.events / rate.ms) * ms && lowest - reach > EDGE_GAPS * gap;
 }
 
 /** A count of about a hundred events varies by about a tenth: the rest is sized for that many more. */
