@@ -26,9 +26,8 @@ export const MAX_RESULTS = LIMITS.maxResultsCeiling;
 /** Probes of fewer events than this measured sparse months, not a cap worth sizing for. */
 export const MIN_SIZING_CAP = 10;
 
-type Region = { lo: number; hi: number };
-
 const probeRegionSchema = z.strictObject({ lo: z.number().int(), hi: z.number().int() });
+type Region = z.infer<typeof probeRegionSchema>;
 
 export const capSchema = z.strictObject({
   floor: z.number().int().min(1),
