@@ -165,6 +165,33 @@ describe('losses seen against earlier planners do not happen', () => {
     // Everything outside the unresolved interval was fetched.
     expect(together.lost).toEqual([]);
   });
+
+  it('case 7: bursts of crowded seconds reported at whole seconds, cap 37, any order: each burst is cut by its points, the window finishes', () => {
+    // Four bursts of 145 events over 5 seconds near the newest end. Reported times tie within each
+    // second, so a chunk cut halfway between two tied points held them all and came back full; the
+    // walk shrank its chunk by a share per pair of calls until the window hit its call ceiling.
+    const w = { startMs: START, endMs: START + 31 * DAY };
+    for (let seed = 1; seed <= 4; seed++) {
+      const rng = createRng(seed);
+      const catalog = uniform(300, w.startMs, w.endMs, seed);
+      for (let b = 0; b < 4; b++) {
+        const at = w.endMs - Math.floor(rng() * 10 * DAY);
+        const burst = uniform(145, at, at + 5000, 100 * seed + b).map((e) => ({ ...e, id: `burst${b}-${e.id}` }));
+        catalog.push(...burst);
+      }
+      for (const mode of ['id', 'id-desc', 'random'] as const) {
+        const run = runWindow(
+          simulatedGateway(catalog, { mode, wholeSecondTimes: true, cap: 37 }, seed),
+          w,
+          knownCap(37),
+        );
+        expect(run.failure).toBeNull();
+        expect(lostIn(catalog, w, run)).toEqual([]);
+        // 111 to 182 measured: each crowded second is cut by six circles or more.
+        expect(run.calls).toBeLessThanOrEqual(200);
+      }
+    }
+  });
 });
 
 describe('an answer repeating an event', () => {

@@ -156,8 +156,15 @@ function place(
       : sample.trust === 'stored'
         ? evenTake(points.length, fit, sample.perPoint)
         : Math.floor(target / sample.perPoint);
-    // Past the `take` points nearest the anchor, halfway to the next; with none to take, at the nearest.
-    const byPoints = take >= points.length ? null : take === 0 ? points[0]! : (points[take - 1]! + points[take]!) / 2;
+    // Past the `take` points nearest the anchor, halfway to the next, and far enough that the next
+    // is outside even where reported times are coarse (a crowded second's events all report the
+    // same time); with none to take, at the nearest.
+    const byPoints =
+      take >= points.length
+        ? null
+        : take === 0
+          ? points[0]!
+          : Math.max((points[take - 1]! + points[take]!) / 2, points[take]! + PRECISION_MS);
     // Stored events are the best measure there is; any other sample is only trusted as far as the rate agrees.
     const trustPoints = sample?.trust === 'stored' && byPoints !== null;
     const candidates = (trustPoints ? [byPoints] : [byRate, byPoints]).filter((v): v is number => v !== null);
