@@ -105,15 +105,15 @@ export function afterProbe(c: Cap, size: number): Cap {
 }
 
 /** Where the next probe asks. */
-export function nextProbeRegion(c: Cap): { lo: number; hi: number } {
+export function nextProbeRegion(c: Cap): Region {
   return probeRegionAt(c, c.probes.length);
 }
 
-function probeRegionAt(c: Pick<Cap, 'probeRegions'>, k: number): { lo: number; hi: number } {
+function probeRegionAt(c: Pick<Cap, 'probeRegions'>, k: number): Region {
   return c.probeRegions[Math.min(k, c.probeRegions.length - 1)]!;
 }
 
-const inside = (r: { lo: number; hi: number }, o: { lo: number; hi: number }) => o.lo <= r.lo && r.hi <= o.hi;
+const inside = (r: Region, o: Region) => o.lo <= r.lo && r.hi <= o.hi;
 
 /** At most this many probe places per read: what one read's probes may cost. */
 export const MAX_PROBE_PLACES = 4;
@@ -177,8 +177,7 @@ export function measuredByOverflow(
 }
 
 /** Abutting months share their end second (inclusive ends): more than that makes them one place. */
-const apart = (a: { lo: number; hi: number }, b: { lo: number; hi: number }) =>
-  Math.min(a.hi, b.hi) - Math.max(a.lo, b.lo) <= SECOND_MS;
+const apart = (a: Region, b: Region) => Math.min(a.hi, b.hi) - Math.max(a.lo, b.lo) <= SECOND_MS;
 
 /**
  * What other reads learned meanwhile (shared within the TTL): a higher floor or a measured cap.

@@ -272,18 +272,14 @@ function afterProof(t: WalkTask, events: readonly SeenEvent[], fit: Fit): WalkTa
   if (t.reach === null) return null;
   const a = anchored(t.from, t.region);
   const reach = flip(t.from, t.reach);
-  const newest = Math.max(reach, ...events.map((e) => flip(t.from, e.timeMs)));
+  const points = events.map((e) => flip(t.from, e.timeMs));
+  const newest = Math.max(reach, ...points);
   const gap = (newest - reach) / Math.max(1, events.length);
   const ms = events.length === 0 ? a.hi - reach : Math.min(a.hi, newest + gap) - reach;
   const rest = anchored(t.from, { lo: a.lo, hi: reach + SECOND_MS });
   // Stored events size every chunk of the walk; a full answer's sample only the next one.
   const answered = t.fullAnswers > 0 && t.sample?.trust !== 'stored' ? leftOver(t.sample, rest) : null;
-  const edge = atDataEdge(
-    t.rate,
-    events.map((e) => flip(t.from, e.timeMs)),
-    reach,
-    ms,
-  );
+  const edge = atDataEdge(t.rate, points, reach, ms);
   return startWalk(
     rest,
     t.from,
