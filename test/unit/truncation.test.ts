@@ -261,6 +261,25 @@ describe('sizing: where the next chunk goes (cost only, never completeness)', ()
     expect(r.lost).toEqual([]);
     expect(r.calls).toBeLessThanOrEqual(Math.ceil(1000 / 200) + 5);
   });
+
+  it('a held answer whose quiet side a probe found full is read from its own end, not cut in three', () => {
+    // A silent cap of 100, 1,000 events in 8 of the window's 14 days: the first answer holds the 100
+    // kept at the data's end, the probe of the longer side beside them comes back full. Cut in three,
+    // the part holding that side came back full for sure: 17 calls either way round, now 15 and 14.
+    const w = { startMs: START, endMs: START + 14 * DAY };
+    const atStart = backfill(
+      uniform(1000, w.startMs, w.startMs + 8 * DAY, 8),
+      [w],
+      { mode: 'newest', cap: 100 },
+      1,
+      false,
+    );
+    const atEnd = backfill(uniform(1000, w.endMs - 8 * DAY, w.endMs, 8), [w], { mode: 'oldest', cap: 100 }, 1, false);
+    for (const r of [atStart, atEnd]) {
+      expect(r.lost).toEqual([]);
+      expect(r.calls).toBeLessThanOrEqual(r.ideal + 5);
+    }
+  });
 });
 
 /** The real months of data/usgs as the simulated gateway's catalog, in the 31-day windows a backfill plans. */

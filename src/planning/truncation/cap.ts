@@ -113,6 +113,11 @@ function probeRegionAt(c: Pick<Cap, 'probeRegions'>, k: number): Region {
   return c.probeRegions[Math.min(k, c.probeRegions.length - 1)]!;
 }
 
+/** The probes this read asked: where, and how many events each answer held. */
+export function askedProbes(c: Cap): Array<{ region: Region; size: number }> {
+  return c.probes.map((size, i) => ({ region: probeRegionAt(c, i), size }));
+}
+
 const inside = (r: Region, o: Region) => o.lo <= r.lo && r.hi <= o.hi;
 
 /** At most this many probe places per read: what one read's probes may cost. */

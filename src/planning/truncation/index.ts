@@ -16,6 +16,7 @@ import {
   afterAnswer,
   afterProbe,
   answerAsProbe,
+  askedProbes,
   capText,
   inQuestion,
   isFull,
@@ -267,6 +268,15 @@ function onScan(w: Work, task: ScanTask, size: number, full: boolean): Task[] {
   return cuts.map((circle) => ({ kind: 'scan' as const, region: task.region, circle, held: null }));
 }
 
+/**
+ * Stretches of the stream's own query this read's probes found holding a cap of events or more (a
+ * filtered stream's probes ask without its filters, so say nothing of its events).
+ */
+function probedFull(c: Cap): Region[] {
+  if (!c.unfiltered) return [];
+  return askedProbes(c).flatMap(({ region, size }) => (isFull(size, c.floor) ? [region] : []));
+}
+
 function onWalk(w: Work, task: WalkTask, events: readonly SeenEvent[], full: boolean): Task[] {
   const recount = full ? null : recountOf(task, events);
   if (recount)
@@ -274,7 +284,7 @@ function onWalk(w: Work, task: WalkTask, events: readonly SeenEvent[], full: boo
       ...w.f,
       recount: { stored: w.f.recount.stored + recount.stored, added: w.f.recount.added + recount.added },
     };
-  const step = stepWalk(task, events, full, sizingOf(w.f));
+  const step = stepWalk(task, events, full, sizingOf(w.f), probedFull(w.f.cap));
   const chunk = walkQuery(task);
   w.f = {
     ...w.f,

@@ -241,6 +241,27 @@ export function looks(points: readonly number[], chunk: Region): { top: boolean;
   return { top: chunk.hi - max <= near, bottom: min - chunk.lo <= near, nearer };
 }
 
+/**
+ * `looks`, knowing stretches of the chunk that probes found holding at least a cap of events
+ * (`probedFull`, anchored). Beside the events, such a stretch is not quiet: the answer ends where the
+ * events it kept end, and reads as reaching the chunk's other end; cut in three, the part holding
+ * that stretch would come back full for sure. (A stretch a probe found empty says nothing here: a
+ * random subset of a lone cluster beside it looks the same as the newest events of a dense rest.)
+ */
+function looksBeside(
+  points: readonly number[],
+  chunk: Region,
+  probedFull: readonly Region[],
+): ReturnType<typeof looks> {
+  const seen = looks(points, chunk);
+  for (const r of probedFull) {
+    if (r.lo < chunk.lo || r.hi > chunk.hi) continue;
+    if (r.hi <= Math.min(...points)) seen.top = true;
+    if (r.lo >= Math.max(...points)) seen.bottom = true;
+  }
+  return seen;
+}
+
 export interface WalkStep {
   /** The walks going on (none when it covered its region; three when a region was cut where its answer's events are). */
   next: WalkTask[];
@@ -346,13 +367,19 @@ const other = (o: Order): Order => (o === 'newest' ? 'oldest' : 'newest');
  * events sit at the far end of a whole region turns the walk around (an oldest-first gateway read
  * from the newest end, say), so that the next chunk is cut just inside them.
  */
-function afterFull(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTask | 'crowded' {
+function afterFull(
+  t: WalkTask,
+  events: readonly SeenEvent[],
+  s: Sizing,
+  probedFull: readonly Region[],
+): WalkTask | 'crowded' {
   const chunk = walkQuery(t);
   if (!canSplit(chunk)) return 'crowded';
   const whole = t.reach === null;
-  const seen = looks(
+  const seen = looksBeside(
     events.map((e) => flip(t.from, e.timeMs)),
     anchored(t.from, chunk),
+    probedFull.map((r) => anchored(t.from, r)),
   );
   const open = (o: Order) => !t.guessed && s.guesses.includes(o);
   // Events reaching the far end only read as kept from that end. Events reaching neither end (both
@@ -390,13 +417,19 @@ function afterFull(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTa
  * comes back full from about 1.5 caps, and its walk costs three calls or more. A dense region pays
  * up to two more full answers this way, and each part's answer then shows its own density.
  */
-function cutInThirds(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTask[] | null {
+function cutInThirds(
+  t: WalkTask,
+  events: readonly SeenEvent[],
+  s: Sizing,
+  probedFull: readonly Region[],
+): WalkTask[] | null {
   if (t.reach !== null || t.fullAnswers > 0 || t.sample?.trust === 'stored' || events.length < 2) return null;
   // Answers that showed the walk's own order hold read such an answer exactly (afterFull).
   if (s.backed && s.guesses[0] === t.from) return null;
-  const seen = looks(
+  const seen = looksBeside(
     events.map((e) => e.timeMs),
     t.region,
+    probedFull,
   );
   if (seen.top || seen.bottom) return null;
   const times = events.map((e) => e.timeMs).sort((a, b) => a - b);
@@ -487,8 +520,17 @@ export function recountOf(t: WalkTask, events: readonly SeenEvent[]): Recount | 
   return { stored, added: Math.abs(added) < t.stored.perPoint ? 0 : added };
 }
 
-/** Applies the answer to a walk's chunk. `full`: the answer may be truncated (cap.ts). */
-export function stepWalk(t: WalkTask, events: readonly SeenEvent[], full: boolean, s: Sizing): WalkStep {
+/**
+ * Applies the answer to a walk's chunk. `full`: the answer may be truncated (cap.ts). `probedFull`:
+ * stretches probes found holding a cap of events or more, which say where a full answer's events end.
+ */
+export function stepWalk(
+  t: WalkTask,
+  events: readonly SeenEvent[],
+  full: boolean,
+  s: Sizing,
+  probedFull: readonly Region[] = [],
+): WalkStep {
   const tested = t.guessed ? t.from : null;
   if (!full) {
     const next = afterProof(t, events, s);
@@ -500,9 +542,9 @@ export function stepWalk(t: WalkTask, events: readonly SeenEvent[], full: boolea
     };
   }
   const verdict = tested && { order: tested, held: false };
-  const parts = cutInThirds(t, events, s);
+  const parts = cutInThirds(t, events, s, probedFull);
   if (parts) return { next: parts, crowded: null, proven: 0, guess: verdict };
-  const after = afterFull(t, events, s);
+  const after = afterFull(t, events, s, probedFull);
   if (after !== 'crowded') return { next: [after], crowded: null, proven: 0, guess: verdict };
   const chunk = walkQuery(t);
   // The crowded chunk is handed to circles; the walk goes on past it, a second of overlap kept.
