@@ -107,8 +107,10 @@ export async function startJourney(o: JourneyOptions): Promise<Journey> {
   await runMigrations(dbUrl);
   const pool = new pg.Pool({ connectionString: dbUrl, max: 2 });
   // `pool.end()` resolves before its clients' sockets are closed, and the drop at `close()` ends
-  // their backends (57P01): an ending client emits that on itself, where nothing else would hear it.
+  // their backends (57P01): an ending client emits that on itself, and an idle one's pool passes it
+  // on to the pool's own listeners; unheard on either, it is an uncaught exception that fails the run.
   pool.on('connect', (client) => client.on('error', () => undefined));
+  pool.on('error', () => undefined);
   const prefix = `gi-journey-${randomBytes(4).toString('hex')}`;
   const env = {
     DATABASE_URL: dbUrl,
