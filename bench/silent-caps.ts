@@ -1,0 +1,82 @@
+/**
+ * First reads at a silent cap c (the gateway answers at most c where max_results asks 200, and says
+ * nothing), fresh knowledge as on a new database, against the bound 1.4 x ceil(n/c) + 3 per window:
+ * - both real months in 31-day windows, 3 seeds, caps of 37 to 150 (200 for reference), five orders;
+ * - windows of 7, 15 and 31 days sliding a day at a time across the start and the end of each month
+ *   (reaching before or past the data, as a window ending now does), caps of 50, 100 and 150.
+ * The floor of any walk sized from rates at such a cap: `npx tsx bench/truncation-floor.ts flat --cap=N`.
+ *   npx tsx bench/silent-caps.ts
+ */
+import type { Interval } from '../src/domain/interval.js';
+import {
+  freshKnowledge,
+  lostIn,
+  monthWindows,
+  runWindow,
+  simulatedGateway,
+  usgsCatalog,
+  REAL_MONTH_FILES,
+  type CatalogEvent,
+  type Mode,
+} from '../test/support/adversary.js';
+
+const DAY = 86_400_000;
+const ORDERS: Mode[] = ['newest', 'oldest', 'random', 'magnitude', 'permutation'];
+const months = REAL_MONTH_FILES.map((f) => usgsCatalog(f).sort((a, b) => a.timeMs - b.timeMs));
+
+interface Tally {
+  calls: number;
+  ideal: number;
+  probes: number;
+  over: number;
+  windows: number;
+}
+
+function read(catalog: readonly CatalogEvent[], windows: Interval[], mode: Mode, cap: number, seed: number, t: Tally) {
+  for (const w of windows) {
+    const n = catalog.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs).length;
+    if (n === 0) continue;
+    const r = runWindow(simulatedGateway(catalog, { mode, cap }, seed), w, freshKnowledge());
+    if (r.failure || lostIn(catalog, w, r).length > 0) throw new Error(`cap ${cap} ${mode}: lost or failed`);
+    const ideal = Math.max(1, Math.ceil(n / cap));
+    t.calls += r.calls;
+    t.ideal += ideal;
+    t.probes += r.probes;
+    t.over += r.calls > 1.4 * ideal + 3 ? 1 : 0;
+    t.windows++;
+  }
+}
+
+const row = (label: string, t: Tally) =>
+  `| ${label} | ${t.calls} / ${t.ideal} = ${(t.calls / t.ideal).toFixed(3)} | ${t.probes} | ${t.over} of ${t.windows} |`;
+
+console.log('| months in 31-day windows, 3 seeds | billed / ceil(n/c) | probes | over 1.4 x ceil(n/c) + 3 |');
+console.log('|---|---|---|---|');
+for (const cap of [37, 50, 100, 150, 200])
+  for (const mode of ORDERS) {
+    const t: Tally = { calls: 0, ideal: 0, probes: 0, over: 0, windows: 0 };
+    for (const catalog of months)
+      for (const seed of [1, 2, 3]) read(catalog, monthWindows(catalog), mode, cap, seed, t);
+    console.log(row(`cap ${cap}, ${mode}`, t));
+  }
+
+/** Windows of 7, 15 and 31 days reaching up to 8 days before the catalog's first event or past its last. */
+function acrossEnds(catalog: readonly CatalogEvent[]): Interval[] {
+  const first = catalog[0]!.timeMs;
+  const last = catalog.at(-1)!.timeMs;
+  return [7, 15, 31].flatMap((days) =>
+    Array.from({ length: 17 }, (_, i) => i - 8).flatMap((k) => [
+      { startMs: first + k * DAY, endMs: first + (k + days) * DAY },
+      { startMs: last + (k - days) * DAY, endMs: last + k * DAY },
+    ]),
+  );
+}
+
+console.log("\n| windows across the months' ends | billed / ceil(n/c) | probes | over 1.4 x ceil(n/c) + 3 |");
+console.log('|---|---|---|---|');
+for (const cap of [50, 100, 150])
+  for (const mode of ORDERS.slice(0, 4)) {
+    const t: Tally = { calls: 0, ideal: 0, probes: 0, over: 0, windows: 0 };
+    for (const catalog of months) read(catalog, acrossEnds(catalog), mode, cap, 1, t);
+    console.log(row(`cap ${cap}, ${mode}`, t));
+  }
