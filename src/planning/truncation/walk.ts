@@ -254,10 +254,11 @@ function looksBeside(
   probedFull: readonly Region[],
 ): ReturnType<typeof looks> {
   const seen = looks(points, chunk);
+  const [min, max] = [Math.min(...points), Math.max(...points)];
   for (const r of probedFull) {
     if (r.lo < chunk.lo || r.hi > chunk.hi) continue;
-    if (r.hi <= Math.min(...points)) seen.top = true;
-    if (r.lo >= Math.max(...points)) seen.bottom = true;
+    if (r.hi <= min) seen.top = true;
+    if (r.lo >= max) seen.bottom = true;
   }
   return seen;
 }
