@@ -451,11 +451,17 @@ export function generatedWindow(n: number, days: number, burst: number, seed: nu
 
 /**
  * A re-read of a sorted real catalog sized from the events a first read stored: 31-day windows on
- * the first read's boundaries and 9 days later, `share` of the catalog new since (at random times),
- * newest-first, the cap known; calls, ideal, events lost and the worst window's calls over its ideal.
+ * the first read's boundaries and `shifts` days later (0 and 9 by default), `share` of the catalog
+ * new since (at random times drawn from `seed`), newest-first, the cap known; calls, ideal, events
+ * lost, the worst window's calls over its ideal, and the wait (time units, all windows).
  */
-export function reReadCost(catalog: readonly CatalogEvent[], share: number, lanes: number) {
-  const rng = createRng(3);
+export function reReadCost(
+  catalog: readonly CatalogEvent[],
+  share: number,
+  lanes: number,
+  { seed = 3, shifts = [0, 9] }: { seed?: number; shifts?: readonly number[] } = {},
+) {
+  const rng = createRng(seed);
   const [lo, hi] = [catalog[0]!.timeMs, catalog.at(-1)!.timeMs];
   const added = Array.from({ length: Math.round(share * catalog.length) }, (_, i) => ({
     ...catalog[i]!,
@@ -464,8 +470,8 @@ export function reReadCost(catalog: readonly CatalogEvent[], share: number, lane
   }));
   const now = [...catalog, ...added];
   const inside = (c: readonly CatalogEvent[], w: Span) => c.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs);
-  const t = { calls: 0, ideal: 0, lost: 0, worst: 0 };
-  for (const shiftDays of [0, 9])
+  const t = { calls: 0, ideal: 0, lost: 0, worst: 0, wait: 0 };
+  for (const shiftDays of shifts)
     for (const first of monthWindows(catalog)) {
       const w = { startMs: first.startMs + shiftDays * DAY_MS, endMs: first.endMs + shiftDays * DAY_MS };
       const options = {
@@ -480,6 +486,7 @@ export function reReadCost(catalog: readonly CatalogEvent[], share: number, lane
       t.ideal += ideal;
       t.lost += lostIn(now, w, r).length + (r.failure ? 1 : 0);
       t.worst = Math.max(t.worst, r.calls - ideal);
+      t.wait += r.wall;
     }
   return t;
 }
