@@ -90,15 +90,18 @@ function cutAt(r: Region, cuts: readonly number[]): Region[] {
  * must each get a lane of their own too, or the read waits for them all the same.
  */
 function partsFor(tasks: readonly Task[], at: number, calls: number, free: number, fit: Fit): number {
-  const near = tasks.filter((t, i) => i !== at && t.kind === 'walk' && STRAGGLER * expectedCalls(t, fit) > calls);
-  if (near.length + 1 > free && near.length > 0) return 1;
-  return Math.min(Math.floor(free / (near.length + 1)) + 1, calls);
+  // A walk not sized from stored events is expected to take a call.
+  const near = tasks.filter(
+    (t, i) => i !== at && t.kind === 'walk' && STRAGGLER * (cutOf(t, fit)?.calls ?? 1) > calls,
+  ).length;
+  if (near > 0 && near + 1 > free) return 1;
+  return Math.min(Math.floor(free / (near + 1)) + 1, calls);
 }
 
-/** Calls a walk is expected to take: its stored events' chunks, or 1 for one not sized from stored events. */
-function expectedCalls(t: Task, fit: Fit): number {
-  const points = t.kind === 'walk' ? storedPoints(t) : null;
-  return points && t.kind === 'walk' ? storedCut(t, points, fit).calls : 1;
+/** Where a walk sized from stored events would be cut, or null for one sized otherwise. */
+function cutOf(t: WalkTask, fit: Fit): Cut | null {
+  const points = storedPoints(t);
+  return points && storedCut(t, points, fit);
 }
 
 /** The part at the walk's end goes on as the walk; the others are new walks the same way. */
@@ -124,8 +127,8 @@ export function splitForLanes(f: Frontier, extra: number, isBusy: (t: Task) => b
     const candidates = tasks
       .flatMap((t, i) => {
         if (t.kind !== 'walk' || !idle(t) || isBusy(t)) return [];
-        const points = storedPoints(t);
-        return points ? [{ t, i, cut: storedCut(t, points, fit) }] : [];
+        const cut = cutOf(t, fit);
+        return cut ? [{ t, i, cut }] : [];
       })
       .filter((c) => c.cut.calls >= 2)
       .sort((a, b) => b.cut.calls - a.cut.calls);

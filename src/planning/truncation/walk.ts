@@ -530,7 +530,7 @@ export function stepWalk(
   events: readonly SeenEvent[],
   full: boolean,
   s: Sizing,
-  probedFull: readonly Region[] = [],
+  probedFull: readonly Region[],
 ): WalkStep {
   const tested = t.guessed ? t.from : null;
   if (!full) {
