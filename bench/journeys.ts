@@ -2,11 +2,11 @@
  * Users' journeys through the pipeline on one database: each step a CLI command against the
  * emulator on the bundled real data, measured (billed calls against the ideal of the step's
  * windows, cap probes, windows done/partial/failed, events lost over proven coverage). Prints one
- * table per journey. A script, not a test: it asserts nothing.
+ * table per journey. A script, not a test: it asserts nothing. Steps marked "cap lapsed" follow what
+ * stands for an hour passing (`Journey.lapse`): the default TTL, what was learned aged past it.
  *   npm run bench:journeys -- [journey,comma,separated] [--order newest|oldest|random|...] [--silent-cap N]
  * DATABASE_URL's server and REDIS_URL are used; each journey gets a database and queue prefix of its own.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import { startEmulator, type EmulatorOptions } from '@gateway-ingest/emulator';
 import {
   earthquakeBackfill,
@@ -18,10 +18,6 @@ import {
 } from '../test/support/journey.js';
 
 const KEY = 'bench-journey-key-0123456789';
-/** Stands for an hour passing: what was learned of the cap lapses between steps. */
-const TTL_MS = 1_500;
-const lapse = () => sleep(TTL_MS + 500);
-
 type Run = (j: Journey, report: (s: StepFigures) => void) => Promise<void>;
 
 const eq = earthquakeBackfill;
@@ -30,17 +26,17 @@ const JOURNEYS: Record<string, Run> = {
   /** The issue's first reproduction: a month, then the months before it, then a refresh of all. */
   'month-then-before-then-refresh': async (j, report) => {
     report(await j.step('backfill 08-19..09-19', eq('2025-08-19', '2025-09-19')));
-    await lapse();
+    await j.lapse();
     report(await j.step('backfill 05-01..08-19 (cap lapsed)', eq('2025-05-01', '2025-08-19')));
     report(await j.step('the same again', eq('2025-05-01', '2025-08-19')));
-    await lapse();
+    await j.lapse();
     report(await j.step('refresh 05-01..09-19 (cap lapsed)', eq('2025-05-01', '2025-09-19', '--refresh')));
   },
   /** Ranges that overlap and nest, a filtered stream beside the first, and a refresh of part of a window. */
   'overlaps-filters': async (j, report) => {
     report(await j.step('backfill 08-25..09-05', eq('2025-08-25', '2025-09-05')));
     report(await j.step('backfill 08-15..09-19 (around it)', eq('2025-08-15', '2025-09-19')));
-    await lapse();
+    await j.lapse();
     report(await j.step('M2.5+ 05-01..09-19 (cap lapsed)', eq('2025-05-01', '2025-09-19', '--min-magnitude', '2.5')));
     report(await j.step('refresh 09-01..09-10', eq('2025-09-01', '2025-09-10', '--refresh')));
     report(await j.step('backfill 05-10..05-25', eq('2025-05-10', '2025-05-25')));
@@ -48,7 +44,7 @@ const JOURNEYS: Record<string, Run> = {
   /** The first reads the planner's bounds name beside whole months: a filtered stream's clusters, a small window. */
   'filtered-first-reads': async (j, report) => {
     report(await j.step('M2.5+ 05-01..06-05', eq('2025-05-01', '2025-06-05', '--min-magnitude', '2.5')));
-    await lapse();
+    await j.lapse();
     const [from, to] = ['2025-08-20T00:00:00Z', '2025-09-16T12:00:00Z'];
     report(await j.step('M4.9+ 08-20..09-16T12 (201 events)', eq(from, to, '--min-magnitude', '4.9')));
   },
@@ -79,8 +75,7 @@ async function main(): Promise<void> {
   for (const [name, journey] of Object.entries(JOURNEYS)) {
     if (only && !only.includes(name)) continue;
     const emulator = await startEmulator({ key: KEY, seed: 1, order, silentCap });
-    const env = { GATEWAY_KNOWLEDGE_TTL_MS: String(TTL_MS) };
-    const j = await startJourney({ serverUrl, redisUrl, emulator, key: KEY, env, cap: silentCap });
+    const j = await startJourney({ serverUrl, redisUrl, emulator, key: KEY, cap: silentCap });
     const cap = silentCap === undefined ? '' : `, silent cap ${silentCap}`;
     console.log(`\n### ${name} (order ${order}${cap})\n\n${STEP_HEADER}`);
     try {

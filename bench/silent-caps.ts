@@ -3,7 +3,8 @@
  * nothing), fresh knowledge as on a new database, against the bound 1.4 x ceil(n/c) + 3 per window:
  * - both real months in 31-day windows, 3 seeds, caps of 37 to 150 (200 for reference), five orders;
  * - windows of 7, 15 and 31 days sliding a day at a time across the start and the end of each month
- *   (reaching before or past the data, as a window ending now does), caps of 50, 100 and 150.
+ *   (reaching before or past the data, as a window ending now does), caps of 50, 100 and 150;
+ * - those windows at a cap of 100 read again once what was learned lapsed (the cap last measured a hint).
  * The floor of any walk sized from rates at such a cap: `npx tsx bench/truncation-floor.ts flat --cap=N`.
  *   npx tsx bench/silent-caps.ts
  */
@@ -18,6 +19,7 @@ import {
   REAL_MONTH_FILES,
   type CatalogEvent,
   type Mode,
+  type SharedKnowledge,
 } from '../test/support/adversary.js';
 
 const DAY = 86_400_000;
@@ -32,11 +34,19 @@ interface Tally {
   windows: number;
 }
 
-function read(catalog: readonly CatalogEvent[], windows: Interval[], mode: Mode, cap: number, seed: number, t: Tally) {
+function read(
+  catalog: readonly CatalogEvent[],
+  windows: Interval[],
+  mode: Mode,
+  cap: number,
+  seed: number,
+  t: Tally,
+  knowledge: () => SharedKnowledge = freshKnowledge,
+) {
   for (const w of windows) {
     const n = catalog.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs).length;
     if (n === 0) continue;
-    const r = runWindow(simulatedGateway(catalog, { mode, cap }, seed), w, freshKnowledge());
+    const r = runWindow(simulatedGateway(catalog, { mode, cap }, seed), w, knowledge());
     if (r.failure || lostIn(catalog, w, r).length > 0) throw new Error(`cap ${cap} ${mode}: lost or failed`);
     const ideal = Math.max(1, Math.ceil(n / cap));
     t.calls += r.calls;
@@ -80,3 +90,19 @@ for (const cap of [50, 100, 150])
     for (const catalog of months) read(catalog, acrossEnds(catalog), mode, cap, 1, t);
     console.log(row(`cap ${cap}, ${mode}`, t));
   }
+
+// The same windows read again once what was learned lapsed: the cap last measured is kept as a hint,
+// the region of the largest answer (the other month) is where a probe asks first.
+const both = [...months[0]!, ...months[1]!].sort((a, b) => a.timeMs - b.timeMs);
+console.log('\n| the same, what was learned lapsed | billed / ceil(n/c) | probes | over 1.4 x ceil(n/c) + 3 |');
+console.log('|---|---|---|---|');
+for (const mode of ORDERS.slice(0, 4)) {
+  const t: Tally = { calls: 0, ideal: 0, probes: 0, over: 0, windows: 0 };
+  for (const [i, catalog] of months.entries()) {
+    const other = months[1 - i]!;
+    const capRegion = { lo: other[0]!.timeMs, hi: other[0]!.timeMs + 20 * DAY };
+    const lapsed = () => ({ ...freshKnowledge(), measuredBefore: 100, capRegion });
+    read(both, acrossEnds(catalog), mode, 100, 1, t, lapsed);
+  }
+  console.log(row(`cap 100, ${mode}`, t));
+}

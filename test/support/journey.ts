@@ -56,6 +56,11 @@ export interface Journey {
   pool: pg.Pool;
   /** Runs `gateway-ingest <args>` and measures it. */
   step(label: string, args: string[], options?: { bin?: string; env?: Record<string, string> }): Promise<StepFigures>;
+  /**
+   * Stands for more than GATEWAY_KNOWLEDGE_TTL_MS passing: what was learned of the cap lapses, aged
+   * in the table rather than waited out with a short TTL (which would lapse within a step too).
+   */
+  lapse(): Promise<void>;
   /** Runs a command without measuring it (migrate, status). */
   run(args: string[], options?: { bin?: string; env?: Record<string, string> }): Promise<CliResult>;
   close(): Promise<void>;
@@ -162,6 +167,11 @@ export async function startJourney(o: JourneyOptions): Promise<Journey> {
     prefix,
     pool,
     run,
+    async lapse() {
+      await pool.query(
+        `update gateway_knowledge set cap_seen_at = cap_seen_at - interval '30 days', probed_at = probed_at - interval '30 days'`,
+      );
+    },
     async step(label, args, options = {}) {
       const startedAt = new Date();
       const r = await run(args, options);
