@@ -79,13 +79,23 @@ async function probeSettled(read: WindowRead): Promise<SharedCap | null> {
  * Before a probe is paid for: what others learned may settle it, and while another worker holds
  * the probe (windows whose cap lapsed together all ask at once) this one waits for its answer, at
  * most the length of its claim. Null: this read makes the probe.
+ *
+ * What others learned is read again once the claim is won: a probe that answered between the
+ * first read and the claim freed the claim after sharing what it learned, and would otherwise be
+ * paid for twice.
  */
 async function awaitProbe(read: WindowRead): Promise<SharedCap | null> {
+  const { db } = read.deps;
+  const key = gatewayKey(read.deps);
   const deadline = Date.now() + PROBE_LEASE_MS;
   for (;;) {
     const known = await probeSettled(read);
     if (known !== null) return known;
-    if (await claimProbe(read.deps.db, gatewayKey(read.deps), PROBE_LEASE_MS)) return null;
+    if (await claimProbe(db, key, PROBE_LEASE_MS)) {
+      const since = await probeSettled(read);
+      if (since !== null) await releaseProbe(db, key);
+      return since;
+    }
     if (Date.now() >= deadline || read.ctx.stopping?.()) return null;
     await sleep(PROBE_POLL_MS);
   }

@@ -101,6 +101,24 @@ describe.each([['magnitude'], ['random']] as const)('first reads of filtered str
   });
 });
 
+describe('a refresh after what was learned of the cap lapsed (newest-first gateway)', () => {
+  let j: Journey & { stop(): Promise<void> };
+  beforeAll(async () => {
+    j = await openJourney({ ...services(), key: KEY, emulator: { key: KEY, seed: 1 } });
+  });
+  afterAll(async () => j?.stop());
+
+  it('a window reaching past the data pays for one probe: where the largest answer was seen, not its quiet end', async () => {
+    sound(await j.step('backfill 05-20..06-10', eq('2025-05-20', '2025-06-10')));
+    await j.lapse();
+    // The bundled data ends on 06-05: the first answer holds what was stored there and leaves days quiet above.
+    const refresh = await j.step('refresh 05-25..06-10', eq('2025-05-25', '2025-06-10', '--refresh'));
+    sound(refresh);
+    expect(refresh.windows).toBe(1);
+    expect(refresh.probes).toBe(1);
+  });
+});
+
 describe('a silent cap of 100 (newest-first gateway)', () => {
   let j: Journey & { stop(): Promise<void> };
   beforeAll(async () => {

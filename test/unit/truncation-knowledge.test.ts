@@ -145,6 +145,41 @@ describe('the cap', () => {
     expect(filtered.frontier.cap.probes).toEqual([]);
   });
 
+  it('an answer that looks complete is probed where a larger answer was seen before its quiet side', () => {
+    const far = { lo: T0 - 60 * DAY_MS, hi: T0 - 30 * DAY_MS };
+    const after = { lo: region.hi - SECOND_MS, hi: region.hi + 30 * DAY_MS };
+    const c = cap({ unfiltered: true, floor: 90, probeRegions: [far, after] });
+    const newest = Array.from({ length: 90 }, (_, i) => region.hi - 1 - i * 60_000);
+    const quiet = quietSide(region, newest);
+    // Nothing known of the cap: the quiet side first, where a capped answer's unseen events lie.
+    expect(nextProbeRegion(answerAsProbe(c, 90, region, newest))).toEqual(quiet);
+    // Below the cap last measured: where that cap was seen first, the quiet side next.
+    expect(answerAsProbe({ ...c, hint: 100 }, 90, region, newest).probeRegions).toEqual([far, quiet, after]);
+    // As large as that cap, or larger: probably capped, and a probe of its quiet side also shows where the rest lies.
+    for (const hint of [90, 80])
+      expect(nextProbeRegion(answerAsProbe({ ...c, hint }, 90, region, newest))).toEqual(quiet);
+    // Holding what stored events led the read to expect there.
+    expect(answerAsProbe(c, 90, region, newest, true).probeRegions).toEqual([far, quiet, after]);
+  });
+
+  it("a re-read's answer holding every stored event of its chunk is probed where the largest answer was seen", () => {
+    const far = { lo: T0 - 60 * DAY_MS, hi: T0 - 30 * DAY_MS };
+    // The data ends a day into the window: its answer leaves the rest of the window quiet.
+    const times = Array.from({ length: 150 }, (_, i) => T0 + i * 600_000);
+    const facts = { ...inputs().facts, capRegion: far };
+    const proofs = [{ lo: window.startMs, hi: window.endMs }];
+    const known = { read: { kind: 'refresh' as const }, facts, proofs, storedProofs: proofs };
+    const f = initialFrontier(window, windowKnowledge(inputs({ ...known, storedTimes: times })), 1);
+    const events = times.map((t, i) => ({ id: `e${i}`, timeMs: t }));
+    const held = advance(f, { events });
+    expect(held.held).toBe(true);
+    expect(held.frontier.tasks[0]).toEqual({ kind: 'probe', region: far });
+    // Fewer events than were stored there: it may be capped, and its quiet side is asked first.
+    const fewer = advance(f, { events: events.slice(0, 120) });
+    expect(fewer.frontier.tasks[0]).toMatchObject({ kind: 'probe' });
+    expect(fewer.frontier.tasks[0]).not.toEqual({ kind: 'probe', region: far });
+  });
+
   it('an answer spread over its query, or too small to size by, leaves no quiet side to probe', () => {
     const spread = Array.from({ length: 100 }, (_, i) => region.lo + 1 + i * 7 * 3_600_000);
     expect(quietSide(region, spread)).toBeNull();

@@ -130,15 +130,36 @@ export const MAX_PROBE_PLACES = 4;
  * the region could only give as many events or fewer (the same cap, fewer events), so it cannot
  * measure the cap beside the answer: the answer takes the first such place's turn as a probe of its
  * own region, and the other places inside it are dropped.
+ *
+ * An answer that looks complete (`expected`: it holds as many events as the read's stored events
+ * led it to expect there, or fewer than the cap last measured) is probed where a larger answer is
+ * likelier first: its quiet side then holds nothing it lacks, and a probe there would say nothing,
+ * where one larger answer settles it and every other read's answer below it. One as large as the
+ * cap last measured is probably capped: its quiet side first, whose probe, full, also shows the
+ * walk where the rest lies (asked elsewhere first, 0.9% more calls newest-first). Placing only.
  */
-export function answerAsProbe(c: Cap, size: number, region: Region, times: readonly number[] = []): Cap {
+export function answerAsProbe(
+  c: Cap,
+  size: number,
+  region: Region,
+  times: readonly number[] = [],
+  expected = false,
+): Cap {
   if (!c.unfiltered) return c;
   const asked = c.probeRegions.slice(0, c.probes.length);
   const left = c.probeRegions.slice(c.probes.length);
   const rest = left.filter((r) => !inside(r, region));
   const quiet = quietSide(region, times);
   const taken = rest.length < left.length;
-  const places = [...asked, ...(taken ? [region] : []), ...(quiet ? [quiet] : []), ...rest];
+  const later = expected || (c.hint !== null && size < c.hint);
+  const first = later ? rest.slice(0, 1) : [];
+  const places = [
+    ...asked,
+    ...(taken ? [region] : []),
+    ...first,
+    ...(quiet ? [quiet] : []),
+    ...rest.slice(first.length),
+  ];
   const next = { ...c, probeRegions: places.slice(0, Math.max(MAX_PROBE_PLACES, asked.length + 1)) };
   return taken ? afterProbe(next, size) : next;
 }

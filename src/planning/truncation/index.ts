@@ -45,7 +45,7 @@ import {
 } from './frontier.js';
 import { resumeFrontier, type WindowKnowledge } from './knowledge.js';
 import { fitOf, type Fit } from './fit.js';
-import { leftOver, recountOf, startWalk, stepWalk, walkQuery, type Sizing } from './walk.js';
+import { holdsStored, leftOver, recountOf, startWalk, stepWalk, walkQuery, type Sizing } from './walk.js';
 
 export * from './frontier.js';
 export * from './cap.js';
@@ -381,6 +381,7 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
       size,
       walkQuery(task),
       answer.events.map((e) => e.timeMs),
+      holdsStored(task, answer.events),
     );
   const questioned = !probe && task !== undefined && inQuestion(cap, size);
   const w: Work = {

@@ -521,6 +521,12 @@ export function recountOf(t: WalkTask, events: readonly SeenEvent[]): Recount | 
   return { stored, added: Math.abs(added) < t.stored.perPoint ? 0 : added };
 }
 
+/** The answer holds at least the stored events its chunk held when a read proved them: it looks complete. */
+export function holdsStored(t: WalkTask, events: readonly SeenEvent[]): boolean {
+  const recount = recountOf(t, events);
+  return recount !== null && recount.stored > 0 && recount.added >= 0;
+}
+
 /**
  * Applies the answer to a walk's chunk. `full`: the answer may be truncated (cap.ts). `probedFull`:
  * stretches probes found holding a cap of events or more, which say where a full answer's events end.
