@@ -117,6 +117,35 @@ describe('a refresh after what was learned of the cap lapsed (newest-first gatew
     expect(refresh.windows).toBe(1);
     expect(refresh.probes).toBe(1);
   });
+
+  it('a probe that answered just before this worker won the claim is not paid for again', async () => {
+    await j.lapse();
+    // The other worker's probe answers, shares the cap and frees the claim between this worker's
+    // read of what others learned and its claim: here the claim itself writes what that probe shared.
+    await j.pool.query(`create function answered_meanwhile() returns trigger language plpgsql as $$
+      begin
+        if new.probing_until is not null and old.probing_until is null then
+          new.measured_cap := 200;
+          new.probed_at := now();
+        end if;
+        return new;
+      end $$`);
+    await j.pool.query(`create trigger answered_meanwhile before update on gateway_knowledge
+      for each row execute function answered_meanwhile()`);
+    try {
+      // 69 events at M5+: the first answer is below max_results, on a lapsed floor, and waits for the probe.
+      const m5 = await j.step('M5+ 05-20..06-10', eq('2025-05-20', '2025-06-10', '--min-magnitude', '5'));
+      sound(m5);
+      expect([m5.billed, m5.probes]).toEqual([1, 0]);
+      const { rows } = await j.pool.query<{ until: Date | null }>(
+        'select probing_until as until from gateway_knowledge',
+      );
+      expect(rows.map((r) => r.until)).toEqual([null]);
+    } finally {
+      await j.pool.query('drop trigger answered_meanwhile on gateway_knowledge');
+      await j.pool.query('drop function answered_meanwhile');
+    }
+  });
 });
 
 describe('a silent cap of 100 (newest-first gateway)', () => {
