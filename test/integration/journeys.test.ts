@@ -6,7 +6,7 @@
  * left behind, and the service running its schedulers beside a CLI backfill of the same range.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { dataFolder, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
+import { dataFolder, startEmulator, type EmulatorOptions, type RunningEmulator } from '@gateway-ingest/emulator';
 import { windowRegion } from '../../src/planning/truncation/index.js';
 import { frontierV2 } from '../support/adversary.js';
 import { earthquakeBackfill, openJourney, startJourney, type Journey, type StepFigures } from '../support/journey.js';
@@ -19,6 +19,16 @@ const LAPSED = { GATEWAY_KNOWLEDGE_TTL_MS: '0' };
 const eq = earthquakeBackfill;
 
 const services = () => ({ serverUrl: inject('databaseUrl'), redisUrl: redisUrlWithDb() });
+
+/** A journey of its own for the enclosing `describe`: opened before its tests, stopped after them. */
+function journeyOf(emulator: Omit<EmulatorOptions, 'key' | 'seed'>, cap?: number): () => Journey {
+  let j: (Journey & { stop(): Promise<void> }) | undefined;
+  beforeAll(async () => {
+    j = await openJourney({ ...services(), key: KEY, emulator: { key: KEY, seed: 1, ...emulator }, cap });
+  });
+  afterAll(async () => j?.stop());
+  return () => j!;
+}
 
 function sound(s: StepFigures): void {
   expect(s.exit, `${s.label}\n${s.stdout}\n${s.stderr}`).toBe(0);
@@ -48,13 +58,10 @@ const BOUNDS = {
 
 describe.each([['newest'], ['oldest'], ['random']] as const)('journeys on one database (%s-first gateway)', (order) => {
   const bound = BOUNDS[order];
-  let j: Journey & { stop(): Promise<void> };
-  beforeAll(async () => {
-    j = await openJourney({ ...services(), key: KEY, emulator: { key: KEY, seed: 1, order } });
-  });
-  afterAll(async () => j?.stop());
+  const journey = journeyOf({ order });
 
   it('a month, then the months before it with the cap lapsed, the same again, and a refresh of all', async () => {
+    const j = journey();
     const month = await j.step('backfill 08-19..09-19', eq('2025-08-19', '2025-09-19'));
     sound(month);
     expect(month.billed).toBeLessThanOrEqual(bound.month * month.ideal + month.probes);
@@ -83,13 +90,10 @@ describe.each([['newest'], ['oldest'], ['random']] as const)('journeys on one da
 });
 
 describe.each([['magnitude'], ['random']] as const)('first reads of filtered streams (%s-first gateway)', (order) => {
-  let j: Journey & { stop(): Promise<void> };
-  beforeAll(async () => {
-    j = await openJourney({ ...services(), key: KEY, emulator: { key: KEY, seed: 1, order } });
-  });
-  afterAll(async () => j?.stop());
+  const journey = journeyOf({ order });
 
   it('an aftershock sequence at M2.5+ within 2 x ideal; a window of 201 events within ideal + 2', async () => {
+    const j = journey();
     const m25 = await j.step('M2.5+ 05-01..06-05', eq('2025-05-01', '2025-06-05', '--min-magnitude', '2.5'));
     sound(m25);
     expect(m25.billed).toBeLessThanOrEqual(2 * m25.ideal + m25.probes); // 1.88 measured, both orders
@@ -102,13 +106,10 @@ describe.each([['magnitude'], ['random']] as const)('first reads of filtered str
 });
 
 describe('a refresh after what was learned of the cap lapsed (newest-first gateway)', () => {
-  let j: Journey & { stop(): Promise<void> };
-  beforeAll(async () => {
-    j = await openJourney({ ...services(), key: KEY, emulator: { key: KEY, seed: 1 } });
-  });
-  afterAll(async () => j?.stop());
+  const journey = journeyOf({});
 
   it('a window reaching past the data pays for one probe: where the largest answer was seen, not its quiet end', async () => {
+    const j = journey();
     sound(await j.step('backfill 05-20..06-10', eq('2025-05-20', '2025-06-10')));
     await j.lapse();
     // The bundled data ends on 06-05: the first answer holds what was stored there and leaves days quiet above.
@@ -119,6 +120,7 @@ describe('a refresh after what was learned of the cap lapsed (newest-first gatew
   });
 
   it('a probe that answered just before this worker won the claim is not paid for again', async () => {
+    const j = journey();
     await j.lapse();
     // The other worker's probe answers, shares the cap and frees the claim between this worker's
     // read of what others learned and its claim: here the claim itself writes what that probe shared.
@@ -149,13 +151,10 @@ describe('a refresh after what was learned of the cap lapsed (newest-first gatew
 });
 
 describe('a silent cap of 100 (newest-first gateway)', () => {
-  let j: Journey & { stop(): Promise<void> };
-  beforeAll(async () => {
-    j = await openJourney({ ...services(), key: KEY, emulator: { key: KEY, seed: 1, silentCap: 100 }, cap: 100 });
-  });
-  afterAll(async () => j?.stop());
+  const journey = journeyOf({ silentCap: 100 }, 100);
 
   it('a month read first: each window within 1.4 x ceil(n/100) + 3 calls, probes included', async () => {
+    const j = journey();
     const since = new Date();
     const month = await j.step('backfill 08-19..09-19', eq('2025-08-19', '2025-09-19'));
     sound(month);
@@ -173,13 +172,10 @@ describe('a silent cap of 100 (newest-first gateway)', () => {
 });
 
 describe('a window an older version gave up on', () => {
-  let j: Journey & { stop(): Promise<void> };
-  beforeAll(async () => {
-    j = await openJourney({ ...services(), key: KEY, emulator: { key: KEY, seed: 1 } });
-  });
-  afterAll(async () => j?.stop());
+  const journey = journeyOf({});
 
   it('is taken up by the next backfill and ends done, however far past its old call ceiling', async () => {
+    const j = journey();
     sound(await j.step('backfill 08-19..09-19', eq('2025-08-19', '2025-09-19')));
     // As 0.3.0 left an empty window read with a lapsed cap: failed after 87 calls, chunks of minutes.
     const window = { startMs: Date.parse('2025-07-01T23:59:56Z'), endMs: Date.parse('2025-08-01T23:59:54Z') };
