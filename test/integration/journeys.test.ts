@@ -3,7 +3,8 @@
  * the CLI against the emulator on the bundled real months, what was learned of the cap lapsing
  * between steps (GATEWAY_KNOWLEDGE_TTL_MS=0: nothing carries from one window to the next), a
  * refresh whose windows do not line up with the first backfill's, a failed window an older version
- * left behind, and the service running its schedulers beside a CLI backfill of the same range.
+ * left behind, the weeks up to now of a catalog repeated up to now, and the service running its
+ * schedulers beside a CLI backfill of the same range.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { dataFolder, startEmulator, type EmulatorOptions, type RunningEmulator } from '@gateway-ingest/emulator';
@@ -207,6 +208,36 @@ describe('a window an older version gave up on', () => {
     expect(rerun.drift).toEqual([]);
     sound(rerun);
     expect((await billedByWindow(j, since)).get(key)).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('a silent cap of 100, the catalog repeated up to now and not past it', () => {
+  const DAY = 86_400_000;
+  const now = Date.now();
+  const journey = journeyOf(
+    {
+      silentCap: 100,
+      earthquakeFiles: [`${dataFolder}usgs/all_month_2025-08-19_2025-09-18.csv`],
+      tile: { from: new Date(now - 100 * DAY), to: new Date(now) },
+    },
+    100,
+  );
+
+  it('the weeks up to now measure the cap with two probes, none past now: the next stream pays for none', async () => {
+    const j = journey();
+    const [from, to] = [new Date(now - 28 * DAY).toISOString(), new Date(now - 60_000).toISOString()];
+    const m25 = await j.step('M2.5+ the last 4 weeks', eq(from, to, '--min-magnitude', '2.5'));
+    sound(m25);
+    // Probed past now, the second probe found nothing: the cap stayed unmeasured, and the next stream
+    // probed twice again (15 calls where 12).
+    const { rows } = await j.pool.query<{ end: string; units: number }>(
+      `select request->>'end_time' as end, units from gateway_executions where call_purpose = 'cap-probe'`,
+    );
+    expect(rows.map((r) => r.units)).toEqual([100, 100]);
+    expect(rows.every((r) => Date.parse(r.end) <= Date.now())).toBe(true);
+    const m27 = await j.step('M2.7+ the same weeks', eq(from, to, '--min-magnitude', '2.7'));
+    sound(m27);
+    expect(m27.probes).toBe(0);
   });
 });
 

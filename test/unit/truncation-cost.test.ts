@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { DAY_MS } from '../../src/domain/time.js';
 import {
   freshKnowledge,
   generatedWindow,
@@ -154,6 +155,24 @@ describe("the pipeline's windows, reaching past the bundled data", () => {
     const [w] = windowsFrom('2025-08-19T00:00:00Z', '2025-09-19T00:00:00Z');
     const { calls, ideal } = firstRead(real[1]!, [w!], { mode: 'newest', cap: 100 }, 1);
     expect(calls).toBeLessThanOrEqual(1.4 * ideal + 3);
+  });
+
+  it('the weeks up to now at a silent cap: the first window measures the cap, no probe asks past now', () => {
+    // A catalog with history before its last month, as the real one has: May's events moved to end where August's begin.
+    const [may, aug] = real as [CatalogEvent[], CatalogEvent[]];
+    const shift = aug[0]!.timeMs - may.at(-1)!.timeMs - 60_000;
+    const catalog = [...may.map((e) => ({ ...e, timeMs: e.timeMs + shift })), ...aug];
+    const nowMs = aug.at(-1)!.timeMs + 1000;
+    const g = simulatedGateway(catalog, { mode: 'newest', cap: 100 }, 3);
+    const k = freshKnowledge();
+    const probes = [0, 1, 2, 3].map((i) => {
+      const w = { startMs: nowMs - (i + 1) * 7 * DAY_MS, endMs: nowMs - i * 7 * DAY_MS };
+      const r = runWindow(g, w, k, { minMagnitude: 2.5, nowMs });
+      expect(lostIn(catalog, w, r, 2.5)).toEqual([]);
+      return r.frontier.cap.probes;
+    });
+    // Probed past now, the second probe found nothing and the next window probed again ([100, 0], [100, 100]).
+    expect(probes).toEqual([[100, 100], [], [], []]);
   });
 });
 

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { DAY_MS, SECOND_MS } from '../../src/domain/time.js';
+import { DAY_MS, SECOND_MS, secondAfter } from '../../src/domain/time.js';
 import {
   advance,
   afterProbe,
@@ -25,6 +25,7 @@ import {
   windowRegion,
   type Cap,
   type KnowledgeInputs,
+  type Region,
 } from '../../src/planning/truncation/index.js';
 import { frontierV2 } from '../support/adversary.js';
 
@@ -99,6 +100,38 @@ describe('the cap', () => {
     expect(regions).toHaveLength(3);
     const far = { lo: T0 + 200 * DAY_MS, hi: T0 + 230 * DAY_MS };
     expect(probeRegionsOf(day, far, T0 + 400 * DAY_MS)[0]).toEqual(far);
+  });
+
+  it('a window ending near now is never probed past now: what is left of the month after, or the month before', () => {
+    const now = T0 + 100 * DAY_MS + 123;
+    for (const [ago, third] of [
+      [0, 'before'],
+      [SECOND_MS, 'before'],
+      [3_600_000, 'before'],
+      [2 * DAY_MS, 'after'],
+      [30 * DAY_MS, 'after'],
+    ] as const) {
+      const w = { startMs: now - ago - 7 * DAY_MS, endMs: now - ago };
+      const regions = probeRegionsOf(w, null, now);
+      expect(
+        regions.every((r) => r.hi <= secondAfter(now)),
+        `${ago}`,
+      ).toBe(true);
+      expect(regions, `${ago}`).toHaveLength(2);
+      const [own, other] = regions as [Region, Region];
+      // Apart (they share at most their end second), so two probes of one size there measure the cap.
+      if (third === 'before') expect(other.hi - own.lo).toBe(SECOND_MS);
+      else expect(other).toEqual({ lo: own.hi - SECOND_MS, hi: secondAfter(now) });
+      const c = afterProbe(afterProbe(cap({ floor: 100, probeRegions: regions }), 100), 100);
+      expect(c.measured, `${ago}`).toBe(100);
+    }
+    // A window a month or more before now keeps the whole month after it, and the month ending now.
+    const old = { startMs: T0, endMs: T0 + 7 * DAY_MS };
+    const later = probeRegionsOf(old, null, T0 + 100 * DAY_MS);
+    expect(later).toHaveLength(3);
+    expect(later[1]!.lo).toBe(secondAfter(old.endMs) - SECOND_MS);
+    // A clock before the window's end is none (simulations pass 0): the month after is kept whole.
+    expect(probeRegionsOf(old, null, 0)[1]).toEqual(later[1]);
   });
 
   it("an unfiltered stream's answer takes the turn of a probe place inside its query: that probe could only repeat it", () => {

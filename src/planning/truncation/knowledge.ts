@@ -107,12 +107,24 @@ export function probeRegionsOf(window: Interval, capRegion: Region | null, nowMs
   const candidates = [
     ...(capRegion ? [capRegion] : []),
     { lo: end - MONTH_MS, hi: end },
-    { lo: end - SECOND_MS, hi: end - SECOND_MS + MONTH_MS },
+    monthAfter(end, nowMs >= window.endMs ? now : null),
     ...(nowMs > end + MONTH_MS ? [{ lo: now - MONTH_MS, hi: now }] : []),
   ];
   // A region inside another holds at most as many events: asked first it could only repeat an answer.
   const inside = (r: Region, o: Region) => o.lo <= r.lo && r.hi <= o.hi;
   return candidates.filter((r, i) => candidates.every((o, j) => j === i || !inside(r, o) || (inside(o, r) && j > i)));
+}
+
+/**
+ * The month after a window ending at `end`, as far as it lies before `now` (null: no clock, as in a
+ * simulation): what lies past now holds nothing yet. Less than a day of it left (a day of the real
+ * catalog holds more than a cap), the month before the window's own month is asked instead: apart
+ * from it, so that two probes of one size there still measure the cap.
+ */
+function monthAfter(end: number, now: number | null): Region {
+  const after = { lo: end - SECOND_MS, hi: Math.min(end - SECOND_MS + MONTH_MS, now ?? Infinity) };
+  if (after.hi - after.lo >= DAY_MS) return after;
+  return { lo: end + SECOND_MS - 2 * MONTH_MS, hi: end + SECOND_MS - MONTH_MS };
 }
 
 /** Proven parts within [lo, hi], merged across gaps of at most a second (proofs understate by up to one). */
