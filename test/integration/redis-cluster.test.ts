@@ -117,9 +117,14 @@ describe.skipIf(MISSING !== null)('Redis Cluster', () => {
         200,
         { status: 'ready', checks: { postgres: 'ok', redis: 'ok' } },
       ]);
-      const metrics = await (await fetch(`${url}/metrics`)).text();
-      expect(metrics).toMatch(/^gateway_ingest_queue_depth\{queue="earthquake-windows",state="completed"\} [1-9]/m);
-      expect(metrics).toMatch(/^gateway_ingest_queue_depth\{queue="schedule-ticks",state="completed"\} [1-9]/m);
+      // The window's job completes just after its events are stored: the scrape is polled until it counts it.
+      const completed = (queue: string) =>
+        new RegExp(`^gateway_ingest_queue_depth\\{queue="${queue}",state="completed"\\} [1-9]`, 'm');
+      const scraped = async () => {
+        const text = await (await fetch(`${url}/metrics`)).text();
+        return completed('earthquake-windows').test(text) && completed('schedule-ticks').test(text) && text;
+      };
+      await waitFor(scraped, 20_000, 'the metrics to count the completed window and tick');
       const board = await fetch(`${url}/queues/api/queues`);
       expect(board.status).toBe(200);
       const names = ((await board.json()) as { queues: Array<{ name: string }> }).queues.map((q) => q.name).sort();
