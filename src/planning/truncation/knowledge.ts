@@ -97,9 +97,10 @@ const MONTH_MS = LIMITS.maxWindowDays * DAY_MS - SECOND_MS;
 
 /**
  * Where cap probes ask, in turn: where the largest answer known was seen (an unfiltered query there
- * holds at least as many events), the month ending with the window, the month after it, and the
- * month ending now (a real catalog's densest): a month of the real catalog holds far more than a
- * cap, but a window at the edge of the data may sit in a sparse one.
+ * holds at least as many events), the month ending with the window, the month after it (as far as
+ * it lies before now: `monthAfter`), and the month ending now (a real catalog's densest): a month of
+ * the real catalog holds far more than a cap, but a window at the edge of the data may sit in a
+ * sparse one.
  */
 export function probeRegionsOf(window: Interval, capRegion: Region | null, nowMs: number): Region[] {
   const end = secondAfter(window.endMs);
