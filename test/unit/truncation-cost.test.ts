@@ -177,8 +177,12 @@ describe("the pipeline's windows, reaching past the bundled data", () => {
 });
 
 describe('a re-read on 4 lanes against the same in sequence', () => {
-  // Lanes cut again each time one finished first rounded every cut's chunks up: 3.7% and 5.8% more.
-  it.each([0.03, 0.06])('with %s of the catalog new bills at most 3% more, 24 windows', (share) => {
+  // Lanes cut again each time one finished first rounded every cut's chunks up: 3.7% and 5.8% more;
+  // cut once at 3 and 6% new, 2.1% and 2.5% more (1,021 and 1,074 calls where one walk took 1,000 and 1,048).
+  it.each([
+    [0.03, 1.015],
+    [0.06, 1],
+  ])('with %s of the catalog new bills at most %s x the calls, 24 windows', (share, bound) => {
     const total = (lanes: number) => {
       let calls = 0;
       for (const catalog of real)
@@ -189,7 +193,7 @@ describe('a re-read on 4 lanes against the same in sequence', () => {
         }
       return calls;
     };
-    expect(total(4)).toBeLessThanOrEqual(1.03 * total(1));
+    expect(total(4)).toBeLessThanOrEqual(bound * total(1));
   });
 });
 
