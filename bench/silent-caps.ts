@@ -4,7 +4,9 @@
  * - both real months in 31-day windows, 3 seeds, caps of 37 to 150 (200 for reference), five orders;
  * - windows of 7, 15 and 31 days sliding a day at a time across the start and the end of each month
  *   (reaching before or past the data, as a window ending now does), caps of 50, 100 and 150;
- * - those windows at a cap of 100 read again once what was learned lapsed (the cap last measured a hint).
+ * - those windows at a cap of 100 read again once what was learned lapsed (the cap last measured a hint);
+ * - the weeks up to now, a window of 1, 3 or 7 days at a time back from now, one knowledge across them,
+ *   against a catalog with history before its last month (May's events moved to end where August's begin).
  * The floor of any walk sized from rates at such a cap: `npx tsx bench/truncation-floor.ts flat --cap=N`.
  *   npx tsx bench/silent-caps.ts
  */
@@ -106,3 +108,43 @@ for (const mode of ORDERS.slice(0, 4)) {
   }
   console.log(row(`cap 100, ${mode}`, t));
 }
+
+// The weeks up to now: no probe place may reach past now, where nothing is yet; the first window's
+// probes measure the cap for the windows after it.
+const history = (() => {
+  const [may, aug] = months as [CatalogEvent[], CatalogEvent[]];
+  const shift = aug[0]!.timeMs - may.at(-1)!.timeMs - 60_000;
+  return [...may.map((e) => ({ ...e, timeMs: e.timeMs + shift })), ...aug];
+})();
+const nowMs = history.at(-1)!.timeMs + 1000;
+console.log(
+  '\n| the weeks up to now, 4 windows back from now | billed / ceil(n/c) | probes | over 1.4 x ceil(n/c) + 3 |',
+);
+console.log('|---|---|---|---|');
+for (const cap of [100, 150])
+  for (const mode of ORDERS.slice(0, 4)) {
+    const t: Tally = { calls: 0, ideal: 0, probes: 0, over: 0, windows: 0 };
+    for (const minMagnitude of [null, 1.5, 2.5])
+      for (const days of [1, 3, 7]) {
+        const k = freshKnowledge();
+        const g = simulatedGateway(history, { mode, cap }, 1);
+        const matched = history.filter((e) => minMagnitude === null || e.magnitude >= minMagnitude);
+        for (let i = 0; i < 4; i++) {
+          const w = { startMs: nowMs - (i + 1) * days * DAY, endMs: nowMs - i * days * DAY };
+          const r = runWindow(g, w, k, { minMagnitude, nowMs });
+          if (r.failure || lostIn(history, w, r, minMagnitude).length > 0) throw new Error(`${mode}: lost or failed`);
+          const ideal = Math.max(
+            1,
+            Math.ceil(matched.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs).length / cap),
+          );
+          Object.assign(t, {
+            calls: t.calls + r.calls,
+            ideal: t.ideal + ideal,
+            probes: t.probes + r.probes,
+            over: t.over + (r.calls > 1.4 * ideal + 3 ? 1 : 0),
+            windows: t.windows + 1,
+          });
+        }
+      }
+    console.log(row(`cap ${cap}, ${mode}`, t));
+  }
