@@ -18,6 +18,7 @@ import {
   runWindow,
   simulatedGateway,
   usgsCatalog,
+  withHistory,
   REAL_MONTH_FILES,
   type CatalogEvent,
   type Mode,
@@ -36,6 +37,13 @@ interface Tally {
   windows: number;
 }
 
+interface ReadOptions {
+  /** One knowledge for all the windows (as a worker shares it), or a fresh one per window by default. */
+  knowledge?: () => SharedKnowledge;
+  minMagnitude?: number | null;
+  nowMs?: number;
+}
+
 function read(
   catalog: readonly CatalogEvent[],
   windows: Interval[],
@@ -43,13 +51,15 @@ function read(
   cap: number,
   seed: number,
   t: Tally,
-  knowledge: () => SharedKnowledge = freshKnowledge,
+  { knowledge = freshKnowledge, minMagnitude = null, nowMs }: ReadOptions = {},
 ) {
+  const matched = catalog.filter((e) => minMagnitude === null || e.magnitude >= minMagnitude);
   for (const w of windows) {
-    const n = catalog.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs).length;
+    const n = matched.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs).length;
     if (n === 0) continue;
-    const r = runWindow(simulatedGateway(catalog, { mode, cap }, seed), w, knowledge());
-    if (r.failure || lostIn(catalog, w, r).length > 0) throw new Error(`cap ${cap} ${mode}: lost or failed`);
+    const r = runWindow(simulatedGateway(catalog, { mode, cap }, seed), w, knowledge(), { minMagnitude, nowMs });
+    if (r.failure || lostIn(catalog, w, r, minMagnitude).length > 0)
+      throw new Error(`cap ${cap} ${mode}: lost or failed`);
     const ideal = Math.max(1, Math.ceil(n / cap));
     t.calls += r.calls;
     t.ideal += ideal;
@@ -104,18 +114,14 @@ for (const mode of ORDERS.slice(0, 4)) {
     const other = months[1 - i]!;
     const capRegion = { lo: other[0]!.timeMs, hi: other[0]!.timeMs + 20 * DAY };
     const lapsed = () => ({ ...freshKnowledge(), measuredBefore: 100, capRegion });
-    read(both, acrossEnds(catalog), mode, 100, 1, t, lapsed);
+    read(both, acrossEnds(catalog), mode, 100, 1, t, { knowledge: lapsed });
   }
   console.log(row(`cap 100, ${mode}`, t));
 }
 
 // The weeks up to now: no probe place may reach past now, where nothing is yet; the first window's
 // probes measure the cap for the windows after it.
-const history = (() => {
-  const [may, aug] = months as [CatalogEvent[], CatalogEvent[]];
-  const shift = aug[0]!.timeMs - may.at(-1)!.timeMs - 60_000;
-  return [...may.map((e) => ({ ...e, timeMs: e.timeMs + shift })), ...aug];
-})();
+const history = withHistory(months[0]!, months[1]!);
 const nowMs = history.at(-1)!.timeMs + 1000;
 console.log(
   '\n| the weeks up to now, 4 windows back from now | billed / ceil(n/c) | probes | over 1.4 x ceil(n/c) + 3 |',
@@ -127,24 +133,11 @@ for (const cap of [100, 150])
     for (const minMagnitude of [null, 1.5, 2.5])
       for (const days of [1, 3, 7]) {
         const k = freshKnowledge();
-        const g = simulatedGateway(history, { mode, cap }, 1);
-        const matched = history.filter((e) => minMagnitude === null || e.magnitude >= minMagnitude);
-        for (let i = 0; i < 4; i++) {
-          const w = { startMs: nowMs - (i + 1) * days * DAY, endMs: nowMs - i * days * DAY };
-          const r = runWindow(g, w, k, { minMagnitude, nowMs });
-          if (r.failure || lostIn(history, w, r, minMagnitude).length > 0) throw new Error(`${mode}: lost or failed`);
-          const ideal = Math.max(
-            1,
-            Math.ceil(matched.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs).length / cap),
-          );
-          Object.assign(t, {
-            calls: t.calls + r.calls,
-            ideal: t.ideal + ideal,
-            probes: t.probes + r.probes,
-            over: t.over + (r.calls > 1.4 * ideal + 3 ? 1 : 0),
-            windows: t.windows + 1,
-          });
-        }
+        const windows = [0, 1, 2, 3].map((i) => ({
+          startMs: nowMs - (i + 1) * days * DAY,
+          endMs: nowMs - i * days * DAY,
+        }));
+        read(history, windows, mode, cap, 1, t, { knowledge: () => k, minMagnitude, nowMs });
       }
     console.log(row(`cap ${cap}, ${mode}`, t));
   }

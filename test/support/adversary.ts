@@ -368,6 +368,15 @@ export function usgsCatalog(file: string): CatalogEvent[] {
 export const REAL_MONTH_FILES = ['all_month_2025-05-06_2025-06-05.csv', 'all_month_2025-08-19_2025-09-18.csv'] as const;
 
 /**
+ * A catalog with history before its last month, as the real one has: `earlier`'s events moved to
+ * end a minute before `last` begins (sorted catalogs), then `last`'s.
+ */
+export function withHistory(earlier: readonly CatalogEvent[], last: readonly CatalogEvent[]): CatalogEvent[] {
+  const shift = last[0]!.timeMs - earlier.at(-1)!.timeMs - 60_000;
+  return [...earlier.map((e) => ({ ...e, timeMs: e.timeMs + shift })), ...last];
+}
+
+/**
  * A frontier as version 0.3.0 saved it (shape version 2), one walk left: what an upgrade finds in
  * `ingest_partitions.frontier`. `over` replaces any field.
  */

@@ -18,6 +18,7 @@ import {
   simulatedGateway,
   smallWindow,
   usgsCatalog,
+  withHistory,
   REAL_MONTH_FILES,
   type Adversary,
   type CatalogEvent,
@@ -158,11 +159,9 @@ describe("the pipeline's windows, reaching past the bundled data", () => {
   });
 
   it('the weeks up to now at a silent cap: the first window measures the cap, no probe asks past now', () => {
-    // A catalog with history before its last month, as the real one has: May's events moved to end where August's begin.
-    const [may, aug] = real as [CatalogEvent[], CatalogEvent[]];
-    const shift = aug[0]!.timeMs - may.at(-1)!.timeMs - 60_000;
-    const catalog = [...may.map((e) => ({ ...e, timeMs: e.timeMs + shift })), ...aug];
-    const nowMs = aug.at(-1)!.timeMs + 1000;
+    // May's events moved to end where August's begin: history before the last month, as the real catalog has.
+    const catalog = withHistory(real[0]!, real[1]!);
+    const nowMs = catalog.at(-1)!.timeMs + 1000;
     const g = simulatedGateway(catalog, { mode: 'newest', cap: 100 }, 3);
     const k = freshKnowledge();
     const probes = [0, 1, 2, 3].map((i) => {
