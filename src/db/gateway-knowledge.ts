@@ -1,10 +1,12 @@
 /**
  * What workers learn about a gateway, in PostgreSQL so that every process shares it: the cap
  * (the largest answer seen lately, a proof of a lower bound while it is fresh, and where it was
- * seen), the latest cap probe, and how often each order guess held (a hint for placing queries,
- * never evidence). Reads are cheap and once per window.
+ * seen), the latest cap probe, how often each order guess held (a hint for placing queries, never
+ * evidence), and how much of what re-reads counted again was new (a prior for sizing, never
+ * evidence). Reads are cheap and once per window.
  */
 import { and, eq, sql } from 'drizzle-orm';
+import type { AnyPgColumn } from 'drizzle-orm/pg-core';
 import * as z from 'zod';
 import type { Db } from './connection.js';
 import { gatewayKnowledge as k } from './schema.js';
@@ -25,6 +27,8 @@ export interface GatewayFacts {
   /** The region of the largest answer recorded, however old: where a probe finds many events. */
   capRegion: { lo: number; hi: number } | null;
   orderStats: OrderStats;
+  /** Stored events re-reads counted again within the TTL, and how many more their answers held; null when none. */
+  recounted: { stored: number; added: number } | null;
 }
 
 /** Whose facts these are: every process that reads earthquakes from this base URL shares them. */
@@ -38,7 +42,16 @@ const NO_FACTS: GatewayFacts = {
   measuredCapBefore: null,
   capRegion: null,
   orderStats: orderStatsSchema.parse(undefined),
+  recounted: null,
 };
+
+/** A row of a gateway nothing was learned of yet: what an insert starts from before its own facts. */
+const blankRow = (gatewayKey: string) => ({
+  gatewayKey,
+  capFloor: 1,
+  capSeenAt: new Date(0),
+  orderStats: NO_FACTS.orderStats,
+});
 
 export async function readGatewayFacts(
   db: Db,
@@ -56,6 +69,8 @@ export async function readGatewayFacts(
     measuredCapBefore: row.measuredCap,
     capRegion: region ? { lo: row.capRegionLo!, hi: row.capRegionHi! } : null,
     orderStats: orderStatsSchema.parse(row.orderStats),
+    recounted:
+      fresh(row.recountedAt) && row.recountStored > 0 ? { stored: row.recountStored, added: row.recountAdded } : null,
   };
 }
 
@@ -103,14 +118,7 @@ export async function recordAnswerSize(
 export async function recordMeasuredCap(db: Db, gatewayKey: string, size: number, at: Date): Promise<void> {
   await db
     .insert(k)
-    .values({
-      gatewayKey,
-      capFloor: 1,
-      capSeenAt: new Date(0),
-      probedAt: at,
-      measuredCap: size,
-      orderStats: NO_FACTS.orderStats,
-    })
+    .values({ ...blankRow(gatewayKey), probedAt: at, measuredCap: size })
     .onConflictDoUpdate({
       target: k.gatewayKey,
       set: { probedAt: at, measuredCap: size, probingUntil: null, updatedAt: sql`now()` },
@@ -122,10 +130,7 @@ const FADE = 0.8;
 
 export async function recordOrderEvidence(db: Db, gatewayKey: string, seen: OrderStats): Promise<void> {
   await db.transaction(async (tx) => {
-    await tx
-      .insert(k)
-      .values({ gatewayKey, capFloor: 1, capSeenAt: new Date(0), orderStats: NO_FACTS.orderStats })
-      .onConflictDoNothing();
+    await tx.insert(k).values(blankRow(gatewayKey)).onConflictDoNothing();
     const [row] = await tx
       .select({ orderStats: k.orderStats })
       .from(k)
@@ -144,14 +149,41 @@ export async function recordOrderEvidence(db: Db, gatewayKey: string, seen: Orde
 }
 
 /**
+ * A re-read counted `recount.stored` stored events again, and its answers held `recount.added` more:
+ * added to what earlier reads counted, which fades by FADE a read so that the share follows a
+ * catalog whose changes change. Counts older than the TTL are replaced, not added to: a share
+ * learned months ago says little of how much changed since the last read.
+ */
+export async function recordRecount(
+  db: Db,
+  gatewayKey: string,
+  recount: { stored: number; added: number },
+  at: Date,
+  ttlMs: number,
+): Promise<void> {
+  const staleBefore = new Date(at.getTime() - ttlMs);
+  const keeps = sql`(${k.recountedAt} is not null and ${k.recountedAt} >= ${staleBefore})`;
+  const fade = (c: AnyPgColumn) => sql`case when ${keeps} then ${FADE} * ${c} else 0 end`;
+  await db
+    .insert(k)
+    .values({ ...blankRow(gatewayKey), recountStored: recount.stored, recountAdded: recount.added, recountedAt: at })
+    .onConflictDoUpdate({
+      target: k.gatewayKey,
+      set: {
+        recountStored: sql`${fade(k.recountStored)} + excluded.recount_stored`,
+        recountAdded: sql`${fade(k.recountAdded)} + excluded.recount_added`,
+        recountedAt: sql`greatest(${k.recountedAt}, excluded.recounted_at)`,
+        updatedAt: sql`now()`,
+      },
+    });
+}
+
+/**
  * Takes the probe of this gateway for `leaseMs`: true when no other worker holds it. Others wait
  * for its answer (or the lease's end) instead of paying for a probe of their own.
  */
 export async function claimProbe(db: Db, gatewayKey: string, leaseMs: number): Promise<boolean> {
-  await db
-    .insert(k)
-    .values({ gatewayKey, capFloor: 1, capSeenAt: new Date(0), orderStats: NO_FACTS.orderStats })
-    .onConflictDoNothing();
+  await db.insert(k).values(blankRow(gatewayKey)).onConflictDoNothing();
   const rows = await db
     .update(k)
     .set({ probingUntil: sql`now() + ${`${leaseMs} milliseconds`}::interval` })

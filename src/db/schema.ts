@@ -241,6 +241,13 @@ export const gatewayKnowledge = pgTable('gateway_knowledge', {
   /** A worker is probing the cap until then: others wait for its answer instead of paying for their own. */
   probingUntil: tz('probing_until'),
   orderStats: jsonb('order_stats').notNull(),
+  /**
+   * Stored events re-reads counted again, and how many more their answers held, older reads fading:
+   * the share of a catalog that changed since it was stored, the prior of the next re-read's chunks.
+   */
+  recountStored: doublePrecision('recount_stored').notNull().default(0),
+  recountAdded: doublePrecision('recount_added').notNull().default(0),
+  recountedAt: tz('recounted_at'),
   updatedAt: tz('updated_at').notNull().defaultNow(),
 });
 

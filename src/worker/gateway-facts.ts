@@ -1,7 +1,7 @@
 /**
  * What a window read tells every other reader of the gateway (gateway_knowledge): a cap floor
- * raised or confirmed by an answer (with the region it was seen in), a cap probe's size, and how
- * often each order guess held.
+ * raised or confirmed by an answer (with the region it was seen in), a cap probe's size, how often
+ * each order guess held, and how much of the stored events a re-read counted again was new.
  */
 import {
   earthquakeGatewayKey,
@@ -9,10 +9,11 @@ import {
   recordAnswerSize,
   recordOrderEvidence,
   recordMeasuredCap,
+  recordRecount,
   type GatewayFacts,
   type OrderStats,
 } from '../db/gateway-knowledge.js';
-import type { Region, Step } from '../planning/truncation/index.js';
+import type { Recount, Region, Step } from '../planning/truncation/index.js';
 import type { ProcessorDeps } from './deps.js';
 
 export function gatewayKey(deps: ProcessorDeps): string {
@@ -53,4 +54,12 @@ export function tally(stats: OrderStats, step: Step): void {
 export async function shareOrderEvidence(deps: ProcessorDeps, stats: OrderStats): Promise<void> {
   const outcomes = stats.newest.confirmed + stats.newest.refuted + stats.oldest.confirmed + stats.oldest.refuted;
   if (outcomes > 0) await recordOrderEvidence(deps.db, gatewayKey(deps), stats);
+}
+
+/** What this job's answers counted again of the stored events (`before`: the frontier's when the job began). */
+export async function shareRecount(deps: ProcessorDeps, before: Recount, after: Recount): Promise<void> {
+  const stored = after.stored - before.stored;
+  if (stored <= 0) return;
+  const recount = { stored, added: after.added - before.added };
+  await recordRecount(deps.db, gatewayKey(deps), recount, new Date(), deps.knowledgeTtlMs);
 }

@@ -64,6 +64,7 @@ export async function readWindowKnowledge(
       capRegion: facts.capRegion,
       prefer: preferOf(facts.orderStats),
       hintBacked: hintBackedBy(facts.orderStats),
+      recounted: facts.recounted,
     },
     explore: Math.random() < EXPLORE,
     circleCuts: job.filters.circle === null,

@@ -1,7 +1,13 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordProof } from '../../src/db/coverage.js';
 import { eventRows, upsertEvents } from '../../src/db/earthquake-events.js';
-import { earthquakeGatewayKey, recordAnswerSize, recordMeasuredCap } from '../../src/db/gateway-knowledge.js';
+import {
+  earthquakeGatewayKey,
+  recordAnswerSize,
+  recordMeasuredCap,
+  recordRecount,
+} from '../../src/db/gateway-knowledge.js';
 import { upsertStream } from '../../src/db/streams.js';
 import { NO_FILTERS } from '../../src/domain/filters.js';
 import { earthquakeStream } from '../../src/domain/streams.js';
@@ -99,5 +105,19 @@ describe('what a window read starts from', () => {
     k = await readWindowKnowledge(deps, job(10, 20), { kind: 'first' });
     expect(k.cap).toMatchObject({ floor: 100, measured: 100 });
     expect(sizingCap(k.cap)).toBe(100);
+  });
+  it('the share of new events: none until enough was counted again, older reads fading, replaced after the TTL', async () => {
+    const gatewayKey = earthquakeGatewayKey(BASE_URL);
+    const share = async () => (await readWindowKnowledge(deps, job(0, 10), { kind: 'refresh' })).learnedShare;
+    await recordRecount(db.db, gatewayKey, { stored: 500, added: 100 }, new Date(), 60_000);
+    expect(await share()).toBeNull();
+    await recordRecount(db.db, gatewayKey, { stored: 1_500, added: 30 }, new Date(), 60_000);
+    // 0.8 x 500 + 1,500 counted, 0.8 x 100 + 30 new.
+    expect(await share()).toBeCloseTo(110 / 1_900);
+    // Counted more than the TTL ago: what the next read counts replaces it.
+    await db.db.execute(sql`update gateway_knowledge set recounted_at = recounted_at - interval '2 minutes'`);
+    expect(await share()).toBeNull();
+    await recordRecount(db.db, gatewayKey, { stored: 2_000, added: 0 }, new Date(), 60_000);
+    expect(await share()).toBe(0);
   });
 });

@@ -23,6 +23,7 @@ import {
   type Order,
   type Rate,
   type ReadKind,
+  type Recount,
   type Region,
   type SeenEvent,
   type Step,
@@ -179,6 +180,8 @@ export interface SharedKnowledge {
   measuredBefore: number | null;
   capRegion: Region | null;
   stats: Record<Order, { confirmed: number; refuted: number }>;
+  /** What reads counted again of their stored events, older reads fading (gateway_knowledge). */
+  recounted: Recount | null;
 }
 
 export function freshKnowledge(): SharedKnowledge {
@@ -188,6 +191,7 @@ export function freshKnowledge(): SharedKnowledge {
     measuredBefore: null,
     capRegion: null,
     stats: { newest: { confirmed: 0, refuted: 0 }, oldest: { confirmed: 0, refuted: 0 } },
+    recounted: null,
   };
 }
 
@@ -247,6 +251,7 @@ export function knowledgeFor(window: Interval, k: SharedKnowledge, options: RunO
       capRegion: k.capRegion,
       prefer: preferOf(k.stats),
       hintBacked: hintBackedBy(k.stats),
+      recounted: k.recounted,
     },
     explore: options.explore ?? false,
     circleCuts: options.circleCuts ?? true,
@@ -256,6 +261,20 @@ export function knowledgeFor(window: Interval, k: SharedKnowledge, options: RunO
     storedTimes: options.storedTimes ?? [],
     nearby: options.nearby ?? null,
   });
+}
+
+/** Older recounts fade as the worker's do (gateway_knowledge `recordRecount`). */
+const RECOUNT_FADE = 0.8;
+
+/** What a read counted again since `before`, shared when it stops, as the worker records it. */
+function shareRecount(k: SharedKnowledge, before: Recount, after: Recount): void {
+  const stored = after.stored - before.stored;
+  if (stored <= 0) return;
+  const old = k.recounted ?? { stored: 0, added: 0 };
+  k.recounted = {
+    stored: RECOUNT_FADE * old.stored + stored,
+    added: RECOUNT_FADE * old.added + after.added - before.added,
+  };
 }
 
 /** What a landed answer teaches the shared knowledge, as the worker records it. */
@@ -291,7 +310,12 @@ export function runWindowConcurrently(
   let calls = 0;
   let probes = 0;
   let now = 0;
-  const result = (failure: string | null): WindowRun => ({
+  const before = frontier.recount;
+  const result = (failure: string | null): WindowRun => {
+    shareRecount(k, before, frontier.recount);
+    return run(failure);
+  };
+  const run = (failure: string | null): WindowRun => ({
     calls,
     probes,
     wall: options.lanes > 1 ? now : calls,
@@ -468,7 +492,19 @@ export function reReadCost(
   catalog: readonly CatalogEvent[],
   share: number,
   lanes: number,
-  { seed = 3, shifts = [0, 9] }: { seed?: number; shifts?: readonly number[] } = {},
+  {
+    seed = 3,
+    shifts = [0, 9],
+    learn = true,
+    learned = null,
+  }: {
+    seed?: number;
+    shifts?: readonly number[];
+    /** Windows share one gateway's knowledge, as the worker's do; false: each starts from what it held first. */
+    learn?: boolean;
+    /** The share of new events the gateway's knowledge held before the first window (counted as 10,000 events). */
+    learned?: number | null;
+  } = {},
 ) {
   const rng = createRng(seed);
   const [lo, hi] = [catalog[0]!.timeMs, catalog.at(-1)!.timeMs];
@@ -479,7 +515,13 @@ export function reReadCost(
   }));
   const now = [...catalog, ...added];
   const inside = (c: readonly CatalogEvent[], w: Span) => c.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs);
-  const t = { calls: 0, ideal: 0, lost: 0, worst: 0, wait: 0 };
+  const t = { calls: 0, ideal: 0, lost: 0, worst: 0, wait: 0, recounted: 0, added: 0 };
+  // One gateway's knowledge across the windows, read in turn: what one re-read counted sizes the next.
+  const before = () => ({
+    ...knownCap(200),
+    recounted: learned === null ? null : { stored: 10_000, added: 10_000 * learned },
+  });
+  const k = before();
   for (const shiftDays of shifts)
     for (const first of monthWindows(catalog)) {
       const w = { startMs: first.startMs + shiftDays * DAY_MS, endMs: first.endMs + shiftDays * DAY_MS };
@@ -489,13 +531,20 @@ export function reReadCost(
         storedTimes: inside(catalog, w).map((e) => e.timeMs),
       };
       const g = simulatedGateway(now, { mode: 'newest' }, 1);
-      const r = runWindowConcurrently(g, w, knownCap(200), { ...options, lanes, seed: 1, timed: lanes > 1 });
+      const r = runWindowConcurrently(g, w, learn ? k : before(), {
+        ...options,
+        lanes,
+        seed: 1,
+        timed: lanes > 1,
+      });
       const ideal = Math.max(1, Math.ceil(inside(now, w).length / 200));
       t.calls += r.calls;
       t.ideal += ideal;
       t.lost += lostIn(now, w, r).length + (r.failure ? 1 : 0);
       t.worst = Math.max(t.worst, r.calls - ideal);
       t.wait += r.wall;
+      t.recounted += r.frontier.recount.stored;
+      t.added += r.frontier.recount.added;
     }
   return t;
 }

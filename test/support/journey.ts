@@ -57,7 +57,7 @@ export interface Journey {
   /** Runs `gateway-ingest <args>` and measures it. */
   step(label: string, args: string[], options?: { bin?: string; env?: Record<string, string> }): Promise<StepFigures>;
   /**
-   * Stands for more than GATEWAY_KNOWLEDGE_TTL_MS passing: what was learned of the cap lapses, aged
+   * Stands for more than GATEWAY_KNOWLEDGE_TTL_MS passing: what was learned of the gateway lapses, aged
    * in the table rather than waited out with a short TTL (which would lapse within a step too).
    */
   lapse(): Promise<void>;
@@ -169,7 +169,8 @@ export async function startJourney(o: JourneyOptions): Promise<Journey> {
     run,
     async lapse() {
       await pool.query(
-        `update gateway_knowledge set cap_seen_at = cap_seen_at - interval '30 days', probed_at = probed_at - interval '30 days'`,
+        `update gateway_knowledge set cap_seen_at = cap_seen_at - interval '30 days',
+           probed_at = probed_at - interval '30 days', recounted_at = recounted_at - interval '30 days'`,
       );
     },
     async step(label, args, options = {}) {

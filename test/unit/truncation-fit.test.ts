@@ -1,6 +1,6 @@
 /**
- * How many stored events a chunk of a re-read may hold: learned from the read's own recounts, never
- * past the cap less the exact margin, and cut into chunks of one size.
+ * How many stored events a chunk of a re-read may hold: learned from the read's own recounts and the
+ * share earlier reads learned, never past the cap less the exact margin, and cut into chunks of one size.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -42,12 +42,33 @@ describe('the stored fit', () => {
     );
   });
 
-  it('is more careful for lanes (deviations) than for a walk', () => {
+  it('falls as the share earlier reads learned rises, and stays at least one', () => {
+    const share = fc.double({ min: 0, max: 1, noNaN: true });
     fc.assert(
-      fc.property(cap, recount, (c, r) => {
-        expect(fitOf(c, r, 1).stored).toBeLessThanOrEqual(fitOf(c, r).stored);
+      fc.property(cap, recount, share, share, (c, r, a, b) => {
+        const [lo, hi] = a <= b ? [a, b] : [b, a];
+        expect(fitOf(c, r, hi).stored).toBeLessThanOrEqual(fitOf(c, r, lo).stored);
+        expect(fitOf(c, r, hi).stored).toBeGreaterThanOrEqual(1);
       }),
     );
+  });
+
+  it('a share learned at or below the prior sizes as nothing learned: it never makes a chunk larger', () => {
+    fc.assert(
+      fc.property(cap, recount, fc.double({ min: 0, max: 0.03, noNaN: true }), (c, r, learned) => {
+        expect(fitOf(c, r, learned)).toEqual(fitOf(c, r, null));
+      }),
+    );
+  });
+
+  it("a learned share above the prior stands in for it, and the read's own recounts outweigh it from the first chunk", () => {
+    // 10% new learned: the first chunk a tenth smaller than the 186 of nothing learned.
+    expect(fitOf(200, undefined, 0.1).stored).toBeLessThanOrEqual(176);
+    // One chunk's recount of a catalog that did not change, after 10% was learned: near the cap again.
+    expect(fitOf(200, { stored: 190, added: 0 }, 0.1).stored).toBeGreaterThanOrEqual(190);
+    // Four chunks' recounts of a catalog 10% new where nothing was learned: within a few events of where 10% was.
+    const learned = fitOf(200, { stored: 780, added: 78 }, 0.1).stored;
+    expect(Math.abs(fitOf(200, { stored: 780, added: 78 }, null).stored - learned)).toBeLessThanOrEqual(3);
   });
 });
 

@@ -13,9 +13,12 @@ import {
   initialFrontier,
   inQuestion,
   isFull,
+  learnedShareOf,
   learnShared,
   measuredByOverflow,
+  MIN_LEARNED_RECOUNT,
   nextProbeRegion,
+  nextQuery,
   probeRegionsOf,
   quietSide,
   resumeRead,
@@ -46,7 +49,15 @@ const inputs = (over: Partial<KnowledgeInputs> = {}): KnowledgeInputs => ({
   window,
   nowMs: T0 + 400 * DAY_MS,
   read: { kind: 'first' },
-  facts: { capFloor: 1, measured: null, measuredBefore: null, capRegion: null, prefer: 'newest', hintBacked: false },
+  facts: {
+    capFloor: 1,
+    measured: null,
+    measuredBefore: null,
+    capRegion: null,
+    prefer: 'newest',
+    hintBacked: false,
+    recounted: null,
+  },
   explore: false,
   circleCuts: true,
   unfiltered: true,
@@ -322,6 +333,45 @@ describe('the knowledge a read starts from', () => {
     expect(k.cap.probeRegions[0]).toEqual(capRegion);
     expect(k.cap.probeRegions).toHaveLength(4);
     for (const r of k.cap.probeRegions) expect(r.hi - r.lo).toBeLessThanOrEqual(31 * DAY_MS);
+  });
+});
+
+describe('the share of new events earlier re-reads counted', () => {
+  const facts = (recounted: { stored: number; added: number } | null) => ({ ...inputs().facts, recounted });
+
+  it('is the prior of a read only once they counted enough, kept within 0 and 1', () => {
+    expect(learnedShareOf(null)).toBeNull();
+    expect(learnedShareOf({ stored: MIN_LEARNED_RECOUNT - 1, added: 50 })).toBeNull();
+    expect(learnedShareOf({ stored: 2_000, added: 120 })).toBeCloseTo(0.06);
+    // More deleted than added: the catalog shrank, and nothing new is expected.
+    expect(learnedShareOf({ stored: 2_000, added: -40 })).toBe(0);
+    expect(learnedShareOf({ stored: 2_000, added: 5_000 })).toBe(1);
+  });
+
+  it("sizes a re-read's first chunks, and stays with the read while it is saved and taken up", () => {
+    const storedProofs = [{ lo: T0 - DAY_MS, hi: T0 + 32 * DAY_MS }];
+    const storedTimes = Array.from({ length: 5_000 }, (_, i) => T0 + i * 500_000);
+    const refresh = (recounted: { stored: number; added: number } | null) =>
+      windowKnowledge(inputs({ read: { kind: 'refresh' }, storedProofs, storedTimes, facts: facts(recounted) }));
+    const none = initialFrontier(window, refresh(null), 1);
+    const learned = initialFrontier(window, refresh({ stored: 10_000, added: 1_000 }), 1);
+    expect(none.learnedShare).toBeNull();
+    expect(learned.learnedShare).toBeCloseTo(0.1);
+    const firstChunk = (f: typeof none) => nextQuery(f)!.region;
+    // 10% new expected: the first chunk holds fewer stored events than with the built-in 3%.
+    expect(firstChunk(learned).hi - firstChunk(learned).lo).toBeLessThan(firstChunk(none).hi - firstChunk(none).lo);
+    const saved = savedFrontierSchema.parse(JSON.parse(JSON.stringify(learned)));
+    expect(saved.learnedShare).toBeCloseTo(0.1);
+    // Taken up, a read keeps the share it began with; one saved before any was learned takes it up.
+    const later = refresh({ stored: 10_000, added: 0 });
+    expect(resumeRead(saved, later, 0, Infinity).learnedShare).toBeCloseTo(0.1);
+    expect(resumeRead(none, refresh({ stored: 10_000, added: 500 }), 0, Infinity).learnedShare).toBeCloseTo(0.05);
+  });
+
+  it('a frontier saved before the share was kept is taken up as none learned', () => {
+    const { learnedShare, ...saved } = initialFrontier(window, windowKnowledge(inputs()), 1);
+    expect(learnedShare).toBeNull();
+    expect(savedFrontierSchema.parse(JSON.parse(JSON.stringify(saved))).learnedShare).toBeNull();
   });
 });
 

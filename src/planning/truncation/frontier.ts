@@ -153,6 +153,8 @@ export const frontierSchema = z.strictObject({
   answers: answersSeenSchema,
   /** Absent in frontiers saved before it was kept: nothing counted again yet. */
   recount: recountSchema.default({ stored: 0, added: 0 }),
+  /** The share of new events earlier reads of the gateway counted again, the prior of this read's fit; null when none is known. */
+  learnedShare: z.number().min(0).max(1).nullable().default(null),
 });
 export type Frontier = z.infer<typeof frontierSchema>;
 

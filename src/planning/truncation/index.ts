@@ -190,7 +190,7 @@ export function guessesOf(f: Pick<Frontier, 'prefer' | 'confirmed' | 'refuted'>)
 }
 
 /** What the frontier's chunks are sized for now: its sizing cap, and its recounts for stored events. */
-const frontierFit = (f: Frontier): Fit => fitOf(sizingCap(f.cap), f.recount);
+const frontierFit = (f: Frontier): Fit => fitOf(sizingCap(f.cap), f.recount, f.learnedShare);
 
 export function sizingOf(f: Frontier): Sizing {
   const guesses = guessesOf(f);

@@ -34,6 +34,7 @@ import {
   type Order,
   type OrderPreference,
   type Rate,
+  type Recount,
   type Region,
   type Sample,
   type Task,
@@ -57,6 +58,8 @@ export interface SharedFacts {
   prefer: OrderPreference;
   /** Other windows saw the hinted order hold. */
   hintBacked: boolean;
+  /** Stored events earlier reads counted again within the TTL, and how many more their answers held; null when none. */
+  recounted: Recount | null;
 }
 
 export type ReadKind = { kind: 'first' } | { kind: 'refresh' } | { kind: 'retry'; regions: Region[] };
@@ -91,6 +94,20 @@ export interface WindowKnowledge {
   /** The scope cut where proven parts begin and end: each piece with its stored events, or none (asked whole first). */
   pieces: Array<{ region: Region; stored: Sample | null }>;
   nearby: Rate | null;
+  /** The share of new events earlier reads counted again: the prior of a re-read's fit, or null. */
+  learnedShare: number | null;
+}
+
+/**
+ * Earlier reads' recounts give a re-read its prior share of new events only once they counted this
+ * many stored events: fewer say little of a catalog's change.
+ */
+export const MIN_LEARNED_RECOUNT = 1000;
+
+/** The share of new events the recounts of earlier reads found, or null when they counted too few. */
+export function learnedShareOf(r: Recount | null): number | null {
+  if (r === null || r.stored < MIN_LEARNED_RECOUNT) return null;
+  return Math.min(1, Math.max(0, r.added / r.stored));
 }
 
 const MONTH_MS = LIMITS.maxWindowDays * DAY_MS - SECOND_MS;
@@ -233,7 +250,16 @@ export function windowKnowledge(i: KnowledgeInputs): WindowKnowledge {
   const prefer = i.facts.prefer === 'none' && i.explore ? 'newest' : i.facts.prefer;
   const scope = scopeOf(i);
   const hintBacked = prefer === i.facts.prefer && i.facts.hintBacked;
-  return { cap, prefer, hintBacked, circleCuts: i.circleCuts, scope, pieces: piecesOf(i, scope), nearby: i.nearby };
+  return {
+    cap,
+    prefer,
+    hintBacked,
+    circleCuts: i.circleCuts,
+    scope,
+    pieces: piecesOf(i, scope),
+    nearby: i.nearby,
+    learnedShare: learnedShareOf(i.facts.recounted),
+  };
 }
 
 const fromOf = (prefer: OrderPreference): Order => (prefer === 'oldest' ? 'oldest' : 'newest');
@@ -251,7 +277,9 @@ export function initialFrontier(window: Interval, k: WindowKnowledge, startedAtM
     refuted: { newest: 0, oldest: 0 },
     confirmed: { newest: 0, oldest: 0 },
     nearby: k.nearby,
-    tasks: k.pieces.map((p) => startWalk(p.region, fromOf(k.prefer), fitOf(sizing), null, p.stored)),
+    tasks: k.pieces.map((p) =>
+      startWalk(p.region, fromOf(k.prefer), fitOf(sizing, undefined, k.learnedShare), null, p.stored),
+    ),
     unresolved: [],
     placed: [],
     startedAtMs,
@@ -263,6 +291,7 @@ export function initialFrontier(window: Interval, k: WindowKnowledge, startedAtM
     provenMs: 0,
     answers: { full: 0, proofs: 0, largest: 0, recent: [] },
     recount: { stored: 0, added: 0 },
+    learnedShare: k.learnedShare,
   };
 }
 
@@ -277,11 +306,13 @@ export function resumeFrontier(f: Frontier, k: WindowKnowledge, nowMs: number, t
   const cap = lapsed ? k.cap : withShared(f.cap, { floor: k.cap.floor, measured: k.cap.measured });
   const sizing = sizingCap(cap);
   const resize = sizing !== sizingCap(f.cap);
+  // A read saved before earlier reads learned a share takes it up; one it began with stays.
+  const learnedShare = f.learnedShare ?? k.learnedShare;
   const tasks = f.tasks.map((t): Task => {
     if (!resize || t.kind !== 'walk' || t.held !== null || t.fullAnswers > 0) return t;
-    return startWalk(t.region, t.from, fitOf(sizing, f.recount), t.rate, t.sample, t.stored);
+    return startWalk(t.region, t.from, fitOf(sizing, f.recount, learnedShare), t.rate, t.sample, t.stored);
   });
-  return { ...f, cap, nearby: f.nearby ?? k.nearby, tasks, callsBeforeRun: f.calls - f.circleCalls };
+  return { ...f, cap, nearby: f.nearby ?? k.nearby, tasks, callsBeforeRun: f.calls - f.circleCalls, learnedShare };
 }
 
 /** How far outside the window a proven stretch is counted for its rate. */

@@ -20,20 +20,16 @@ import { leftOver, startWalk } from './walk.js';
  * where whole chunks end at the fit of that moment, and a fit that then falls costs each lane a call.
  */
 const LANE_RECOUNT = 2;
-/**
- * ...and cut for a fit this many deviations of the new events' share more careful than the walks'
- * own, so that each lane's chunks still fit when the share drifts up a little.
- */
-const LANE_DEVIATIONS = 1;
 
 /**
  * ...and only while at most this share of the events counted again is new. Lanes are cut to the fit
- * of that moment; where more of the catalog changed, the share's estimate still moves as the read
- * counts on, and each lane's chunks, cut to the old fit, cost a call more: lanes yield to billed
- * calls there. Where 3 to 6% was new, 4 lanes billed 1.5 to 1.9% more than one walk; now 0.8% and
- * none, for two to three times their wait (`npx tsx bench/re-reads.ts`).
+ * of that moment; where the catalog changed, the share's estimate still moves as the read counts on
+ * (each stretch proven apart from the others adds the error of a stored point at its ends), and
+ * each lane's chunks, cut to the old fit, cost a call more: lanes yield to billed calls there. Cut
+ * up to 3% new, 4 lanes billed 1.4% more than one walk at 1% new, 0.8% more at 3%; up to 0.3%, the
+ * same calls as one walk, for 2.7 times the wait of 4 lanes where 1% is new (`npx tsx bench/re-reads.ts`).
  */
-const LANE_MAX_NEW_SHARE = 0.03;
+const LANE_MAX_NEW_SHARE = 0.003;
 
 /**
  * A walk is cut only where that shortens the read's wait: while it would take at least this many
@@ -132,7 +128,7 @@ export function splitForLanes(f: Frontier, extra: number, isBusy: (t: Task) => b
   if (f.recount.added > LANE_MAX_NEW_SHARE * f.recount.stored) return f;
   let tasks = f.tasks;
   let left = extra;
-  const fit = fitOf(cap, f.recount, LANE_DEVIATIONS);
+  const fit = fitOf(cap, f.recount, f.learnedShare);
   while (left > 0) {
     const candidates = tasks
       .flatMap((t, i) => {

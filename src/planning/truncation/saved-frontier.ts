@@ -95,6 +95,7 @@ function fromV2(v: z.infer<typeof v2Schema>): Frontier {
     provenMs: v.provenMs,
     answers: { full: 0, proofs: 0, largest: 0, recent: [] },
     recount: { stored: 0, added: 0 },
+    learnedShare: null,
   };
 }
 
