@@ -164,10 +164,10 @@ export class JourneyModel {
     return Math.min(200, this.adversary.cap ?? 200);
   }
 
-  /** What was learned of the cap lapses (an hour passes). */
+  /** What was learned of the gateway lapses (an hour passes): the cap, and the share of new events re-reads counted. */
   lapse(): void {
     this.nowMs += this.ttlMs + 1;
-    this.shared = { ...this.shared, capFloor: 1, measured: null };
+    this.shared = { ...this.shared, capFloor: 1, measured: null, recounted: null };
   }
 
   /** The gateway changes its ways (order, cap) or its catalog. A cap change comes with a lapse: the one assumption. */

@@ -16,6 +16,7 @@ import {
   learnedShareOf,
   learnShared,
   measuredByOverflow,
+  measuredByRepeat,
   MIN_LEARNED_RECOUNT,
   nextProbeRegion,
   nextQuery,
@@ -260,6 +261,45 @@ describe('the cap', () => {
         },
       ),
     );
+  });
+
+  it("a chunk asked again measures the cap when it holds an event, inside the full answer's span, that answer lacked", () => {
+    const inQ = fc.integer({ min: region.lo, max: region.hi });
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(inQ, { minLength: 10, maxLength: 80 }),
+        fc.integer({ min: 10, max: 60 }),
+        fc.tuple(inQ, inQ),
+        fc.integer({ min: 0, max: 1000 }),
+        (times, trueCap, [a, b], seed) => {
+          const catalog = times.map((t, i) => ({ id: `e${i}`, timeMs: t }));
+          // A gateway keeping any `trueCap` of what matched (a rotation chosen by `seed`).
+          const keep = (q: { lo: number; hi: number }) => {
+            const m = catalog.filter((e) => e.timeMs >= q.lo && e.timeMs <= q.hi);
+            const k = seed % Math.max(1, m.length);
+            return [...m.slice(k), ...m.slice(0, k)].slice(0, trueCap);
+          };
+          const full = keep(region);
+          const again = keep({ lo: Math.min(a, b), hi: Math.max(a, b) });
+          const c = cap({ floor: full.length });
+          const sample = { ids: full.map((e) => e.id), points: full.map((e) => e.timeMs) };
+          const measured = measuredByRepeat(c, sample, again).measured;
+          if (measured !== null) {
+            expect(catalog.length).toBeGreaterThan(full.length);
+            expect(measured).toBe(trueCap);
+          }
+          // An answer below the floor, or a cap already known, measures nothing.
+          expect(measuredByRepeat(cap({ floor: full.length + 1 }), sample, again).measured).toBeNull();
+          expect(measuredByRepeat(cap({ floor: full.length, measured: 7 }), sample, again).measured).toBe(7);
+        },
+      ),
+    );
+    // An event the full answer lacked at its span's edge (within a second) may lie outside its query.
+    const full = Array.from({ length: 20 }, (_, i) => ({ id: `f${i}`, timeMs: T0 + (i + 1) * 60_000 }));
+    const sample = { ids: full.map((e) => e.id), points: full.map((e) => e.timeMs) };
+    const edge = [{ id: 'x', timeMs: T0 + 60_000 + 500 }];
+    expect(measuredByRepeat(cap({ floor: 20 }), sample, edge).measured).toBeNull();
+    expect(measuredByRepeat(cap({ floor: 20 }), sample, [{ id: 'x', timeMs: T0 + 90_000 }]).measured).toBe(20);
   });
 
   it('a held answer waits for the probe, and the probe makes it a proof', () => {

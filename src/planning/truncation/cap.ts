@@ -202,6 +202,27 @@ export function measuredByOverflow(
   return more ? { ...c, floor: Math.max(c.floor, size), measured: size } : c;
 }
 
+/**
+ * An answer to a chunk asked again after an answer at the floor (`full`: that answer's events, to
+ * the stream's own query, whose span held the chunk): an event it holds that the full answer lacked,
+ * a second inside that answer's span, matched the full answer's query too. That query so matched
+ * more than the floor and returned the floor: by the one assumption the cap is the floor. Measured
+ * without a probe, also where probes cannot tell (their places too sparse, a filtered stream). Were
+ * the event added to the catalog between the two calls, the cap measured is too low: chunks are
+ * sized smaller than they could be, and no proof changes (proofs rest on the floor).
+ */
+export function measuredByRepeat(
+  c: Cap,
+  full: { ids: readonly string[]; points: readonly number[] } | null,
+  events: ReadonlyArray<{ id: string; timeMs: number }>,
+): Cap {
+  if (c.measured !== null || full === null || full.ids.length !== c.floor || c.floor < MIN_SIZING_CAP) return c;
+  const lo = Math.min(...full.points) + SECOND_MS;
+  const hi = Math.max(...full.points) - SECOND_MS;
+  const seen = new Set(full.ids);
+  return events.some((e) => !seen.has(e.id) && e.timeMs >= lo && e.timeMs <= hi) ? { ...c, measured: c.floor } : c;
+}
+
 /** Abutting months share their end second (inclusive ends): more than that makes them one place. */
 const apart = (a: Region, b: Region) => Math.min(a.hi, b.hi) - Math.max(a.lo, b.lo) <= SECOND_MS;
 

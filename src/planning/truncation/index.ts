@@ -21,6 +21,7 @@ import {
   inQuestion,
   isFull,
   measuredByOverflow,
+  measuredByRepeat,
   nextProbeRegion,
   sizingCap,
   withShared,
@@ -375,6 +376,9 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
   const probe = task?.kind === 'probe' || key === 'probe';
   const asked: ProbeAnswer | null = probe ? { region: nextProbeRegion(frontier.cap), events: answer.events } : null;
   let cap = asked ? overflows(frontier, afterProbe(frontier.cap, size), asked) : afterAnswer(frontier.cap, size);
+  const before = cap;
+  if (task?.kind === 'walk') cap = measuredByRepeat(cap, task.fullAnswers > 0 ? task.sample : null, answer.events);
+  const repeated = cap !== before;
   if (task?.kind === 'walk' && inQuestion(cap, size))
     cap = answerAsProbe(
       cap,
@@ -391,7 +395,7 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
       calls: frontier.calls + 1,
       circleCalls: frontier.circleCalls + (task?.kind === 'scan' ? 1 : 0),
     },
-    learned: { answerSize: size, measured: probe ? cap.measured : null, confirmed: [], refuted: [] },
+    learned: { answerSize: size, measured: probe || repeated ? cap.measured : null, confirmed: [], refuted: [] },
     notes: [],
   };
   if (probe) {
@@ -401,6 +405,10 @@ export function advance(frontier: Frontier, answer: Answer, key: string | null =
   } else if (task) {
     if (questioned) hold(w, at, task, answer.events);
     else apply(w, at, task, answer.events);
+    if (repeated) {
+      settleHeld(w);
+      w.notes.push(`an answer held events a full one lacked: ${capText(w.f.cap)}`);
+    }
   }
   const f = { ...w.f, tasks: trimPlaced(w.f) };
   f.tasks.forEach(checkTask);
