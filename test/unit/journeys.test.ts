@@ -218,6 +218,31 @@ describe('a silent cap the probes cannot measure', () => {
   });
 });
 
+describe('a refresh after a full answer, its proof ending where a denser month begins', () => {
+  it('sizes the next chunk from the stored events, not from the few events the full answer left past the proof', () => {
+    // The next chunk was sized from the four events of the full answer past its proof, then from the
+    // quiet week's rate: it reached five days into the dense month (459 events) and came back full.
+    const d: Density[] = ['empty', 'quiet', 'empty', 'medium', 'dense', 'empty', 'empty', 'empty'];
+    const model = new JourneyModel(journeyCatalog(10, d, 0, false), { mode: 'newest' }, 10);
+    const step = (from: string, to: string, refresh: boolean): BackfillStep => ({
+      minMagnitude: null,
+      fromMs: Date.parse(from),
+      toMs: Date.parse(to),
+      refresh,
+      killAfter: null,
+      lanes: 1,
+    });
+    model.backfill(step('2024-01-01T00:00:00Z', '2024-06-09T05:46:07Z', false));
+    const real = { model, log: [] as string[] };
+    new CatalogChange(317_927, 0.1).run({}, real);
+    const r = model.backfill(step('2024-05-14T15:39:04.501Z', '2024-06-09T05:46:07Z', true));
+    expect(r.windows.map((w) => w.state)).toEqual(['done']);
+    expect(model.lost(null, r)).toEqual([]);
+    // Measured: 10 calls, ideal 8 (12 before).
+    expect(r.calls).toBeLessThanOrEqual(1.15 * r.ideal + 2);
+  });
+});
+
 /** The bundled real months as one catalog (test data, from the emulator package's data folder). */
 const realCatalog = (): CatalogEvent[] => REAL_MONTH_FILES.flatMap(usgsCatalog);
 
