@@ -21,7 +21,7 @@ import type { EarthquakeWindowJob } from '../planning/work.js';
 import { reconcileDeletions, type DeletionOutcome } from './deletions.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
 import { durable } from './durable.js';
-import { emptyStats, shareOrderEvidence, shareRecount } from './gateway-facts.js';
+import { emptyStats, shareLearned } from './gateway-facts.js';
 import { land } from './window-answer.js';
 import { readWindowKnowledge } from './window-knowledge.js';
 import { runLanes } from './window-lanes.js';
@@ -97,9 +97,7 @@ export async function processEarthquakeWindow(
   try {
     await runLanes(read, (landed, inFlight) => land(read, landed, inFlight));
   } finally {
-    await shareOrderEvidence(deps, read.evidence)
-      .then(() => shareRecount(deps, recountBefore, read.frontier.recount))
-      .catch((err: unknown) => deps.log.warn({ err }, 'could not share what was learned of the gateway'));
+    await shareLearned(deps, read.evidence, { before: recountBefore, after: read.frontier.recount });
   }
   // Rethrown as a call threw it: the retry layer classifies errors by what they are.
   // eslint-disable-next-line @typescript-eslint/only-throw-error

@@ -51,15 +51,29 @@ export function tally(stats: OrderStats, step: Step): void {
   for (const d of step.learned.refuted) stats[d].refuted++;
 }
 
-export async function shareOrderEvidence(deps: ProcessorDeps, stats: OrderStats): Promise<void> {
+async function shareOrderEvidence(deps: ProcessorDeps, stats: OrderStats): Promise<void> {
   const outcomes = stats.newest.confirmed + stats.newest.refuted + stats.oldest.confirmed + stats.oldest.refuted;
   if (outcomes > 0) await recordOrderEvidence(deps.db, gatewayKey(deps), stats);
 }
 
 /** What this job's answers counted again of the stored events (`before`: the frontier's when the job began). */
-export async function shareRecount(deps: ProcessorDeps, before: Recount, after: Recount): Promise<void> {
+async function shareRecount(deps: ProcessorDeps, before: Recount, after: Recount): Promise<void> {
   const stored = after.stored - before.stored;
   if (stored <= 0) return;
   const recount = { stored, added: after.added - before.added };
   await recordRecount(deps.db, gatewayKey(deps), recount, new Date(), deps.knowledgeTtlMs);
+}
+
+/**
+ * What a job learned of the gateway, shared when it stops: its order evidence and its recount, each
+ * on its own, so that one that could not be written keeps the other from nothing. Never throws.
+ */
+export async function shareLearned(
+  deps: ProcessorDeps,
+  evidence: OrderStats,
+  recount: { before: Recount; after: Recount },
+): Promise<void> {
+  const shares = [() => shareOrderEvidence(deps, evidence), () => shareRecount(deps, recount.before, recount.after)];
+  for (const share of shares)
+    await share().catch((err: unknown) => deps.log.warn({ err }, 'could not share what was learned of the gateway'));
 }

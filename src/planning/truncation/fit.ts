@@ -3,7 +3,8 @@
  * sized from them may hold. Stored events are counted again by each proof of a re-read, and the
  * share of events new since they were stored (late reports, revisions, less deletions) sets how
  * close to the cap such a chunk may go: a catalog that changed little is re-read in chunks of about
- * 194 of 200, one that changed more in smaller ones.
+ * 194 of 200, one that changed more in smaller ones. A read starts from the share earlier reads of
+ * the gateway counted where that is above its own prior (`learnedShare`).
  */
 import type { Recount } from './frontier.js';
 

@@ -27,7 +27,7 @@ const LANE_RECOUNT = 2;
  * (each stretch proven apart from the others adds the error of a stored point at its ends), and
  * each lane's chunks, cut to the old fit, cost a call more: lanes yield to billed calls there. Cut
  * up to 3% new, 4 lanes billed 1.4% more than one walk at 1% new, 0.8% more at 3%; up to 0.3%, the
- * same calls as one walk, for 2.7 times the wait of 4 lanes where 1% is new (`npx tsx bench/re-reads.ts`).
+ * same calls as one walk, for about 3 times the wait of 4 lanes where 1% is new (`npx tsx bench/re-reads.ts`).
  */
 const LANE_MAX_NEW_SHARE = 0.003;
 
