@@ -69,6 +69,17 @@ const inputs = (over: Partial<KnowledgeInputs> = {}): KnowledgeInputs => ({
   ...over,
 });
 
+/** Events at `times`, and a gateway keeping any `trueCap` of what a query matched (a rotation chosen by `seed`). */
+function rotatingGateway(times: readonly number[], trueCap: number, seed: number) {
+  const catalog = times.map((t, i) => ({ id: `e${i}`, timeMs: t }));
+  const keep = (q: { lo: number; hi: number }) => {
+    const m = catalog.filter((e) => e.timeMs >= q.lo && e.timeMs <= q.hi);
+    const k = seed % Math.max(1, m.length);
+    return [...m.slice(k), ...m.slice(0, k)].slice(0, trueCap);
+  };
+  return { catalog, keep };
+}
+
 describe('the cap', () => {
   it('a lapsed floor sizes nothing: chunks are sized for max_results until a probe measures less', () => {
     expect(sizingCap(cap())).toBe(200);
@@ -242,13 +253,7 @@ describe('the cap', () => {
         fc.tuple(inQ, inQ),
         fc.integer({ min: 0, max: 1000 }),
         (times, trueCap, [a, b], seed) => {
-          const catalog = times.map((t, i) => ({ id: `e${i}`, timeMs: t }));
-          // A gateway keeping any `trueCap` of what matched (here: a rotation chosen by `seed`).
-          const keep = (q: { lo: number; hi: number }) => {
-            const m = catalog.filter((e) => e.timeMs >= q.lo && e.timeMs <= q.hi);
-            const k = seed % Math.max(1, m.length);
-            return [...m.slice(k), ...m.slice(0, k)].slice(0, trueCap);
-          };
+          const { catalog, keep } = rotatingGateway(times, trueCap, seed);
           const answer = keep(region);
           const asked = { lo: Math.min(a, b), hi: Math.max(a, b) };
           const held = { query: region, size: answer.length, ids: new Set(answer.map((e) => e.id)) };
@@ -272,13 +277,7 @@ describe('the cap', () => {
         fc.tuple(inQ, inQ),
         fc.integer({ min: 0, max: 1000 }),
         (times, trueCap, [a, b], seed) => {
-          const catalog = times.map((t, i) => ({ id: `e${i}`, timeMs: t }));
-          // A gateway keeping any `trueCap` of what matched (a rotation chosen by `seed`).
-          const keep = (q: { lo: number; hi: number }) => {
-            const m = catalog.filter((e) => e.timeMs >= q.lo && e.timeMs <= q.hi);
-            const k = seed % Math.max(1, m.length);
-            return [...m.slice(k), ...m.slice(0, k)].slice(0, trueCap);
-          };
+          const { catalog, keep } = rotatingGateway(times, trueCap, seed);
           const full = keep(region);
           const again = keep({ lo: Math.min(a, b), hi: Math.max(a, b) });
           const c = cap({ floor: full.length });
