@@ -24,7 +24,7 @@ const PRIOR_WEIGHT = 100;
  * A share learned by earlier reads of the gateway (`learnedShare`) above the prior's stands in for
  * it, weighed as this many stored events counted: enough to size the first chunks, little enough
  * that a read whose catalog changed less than the last ones' follows its own recounts from its
- * first chunk. Where 10% was new, a share learned before (6 to 20%) saves 3 to 5% of the calls; where
+ * first chunk. Where 10% was new, a share learned before (6 to 20%) saves 2 to 3% of the calls; where
  * less was new than learned, it costs up to 0.9% more (3% new, 20% learned). Weighed as 50 to 200,
  * the same saving, and what a stale share costs grows with the weight (`npx tsx bench/re-reads.ts`).
  *
