@@ -42,6 +42,12 @@ const FULL_GROWTH = 1.25;
  * more asked windows of 201 to 260 events with a burst a call more often than 1.7.
  */
 const FIRST_GROWTH = 1.7;
+/**
+ * A full chunk that held at least this share of a cap in stored events is read by them: it holds a
+ * tenth more than they or the cap, where its answer's events lie. 0.5 asked the same calls; 0.9 lost
+ * most of the gain (`npx tsx bench/re-reads.ts`).
+ */
+const STORED_FULL = 0.8;
 /** A chunk asked again after a full answer that no exact sample sizes spans at most this share of it. */
 const MAX_SHRINK = 0.6;
 /**
@@ -404,7 +410,7 @@ function afterFull(
   // A chunk sized from stored events, full: its events lie where the answer's lie, not spread over
   // its span at a rate, and a time shrink meant for samples that lean one way only makes a sliver
   // (a re-read of a catalog 10% new: 1.119 x ideal where 1.144, `npx tsx bench/re-reads.ts`).
-  const counted = !exact && storedIn(t.stored, chunk) >= FILL * s.cap;
+  const counted = !exact && storedIn(t.stored, chunk) >= STORED_FULL * s.cap;
   const a = anchored(from, t.region);
   const fullReach = whole ? a.lo : flip(from, t.reach!);
   const span = chunk.hi - chunk.lo;
@@ -505,7 +511,7 @@ function estimateSample(t: WalkTask, events: readonly SeenEvent[], chunk: Region
   // the few new since: more than a cap only by that much.
   const held = storedIn(t.stored, chunk);
   let estimate =
-    held >= FILL * cap
+    held >= STORED_FULL * cap
       ? RECOUNT_MARGIN * Math.max(cap, events.length, held)
       : (first ? FIRST_GROWTH : FULL_GROWTH) * Math.max(cap, events.length);
   if (before) {
