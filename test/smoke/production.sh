@@ -40,7 +40,7 @@ step "fresh clone, npm ci --omit=dev"
 # The emulator is packed from this checkout: its build must be there.
 [ -f "$root/packages/emulator/dist/index.js" ] || (cd "$root" && npm run build --silent)
 git clone -q "$root" "$work/app"
-(cd "$work/app" && npm ci --omit=dev --no-audit --no-fund --loglevel=error) >"$work/install.log" 2>&1 || fail "npm ci --omit=dev"
+(cd "$work/app" && npm ci --omit=dev --no-audit --no-fund --prefer-offline --loglevel=error) >"$work/install.log" 2>&1 || fail "npm ci --omit=dev"
 for dev in vitest tsx @gateway-ingest/emulator csv-parse; do
   [ ! -e "$work/app/node_modules/$dev" ] || fail "the production install holds the dev dependency $dev"
 done

@@ -2,7 +2,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * The PostgreSQL outage scenario spends 150 s waiting on a stopped server of its own: started first,
- * it runs beside the other scenarios, one at a time in the second fork, instead of after them.
+ * it runs beside the other scenarios, run in the other forks, instead of after them.
  */
 export default class LongOutageFirst extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {

@@ -10,7 +10,7 @@ export const PREVIOUS_RELEASE = readFileSync(new URL('../previous-release.txt', 
 const READY_MARKER = '.gi-upgrade-ready';
 
 const CLONE_TIMEOUT_MS = 120_000;
-/** `npm ci` downloads what the cache lacks and compiles dist/ through `prepare`. */
+/** `npm ci` downloads what the cache lacks (the suite's own install filled it) and compiles dist/ through `prepare`. */
 const INSTALL_TIMEOUT_MS = 300_000;
 
 interface Bounded {
@@ -60,7 +60,10 @@ export async function previousRelease(commit: string = PREVIOUS_RELEASE): Promis
     // among its ancestors.
     await runBounded('git', ['fetch', '--quiet', root, 'HEAD'], inClone);
     await runBounded('git', ['checkout', '--quiet', '--detach', commit], inClone);
-    await runBounded('npm', ['ci', '--no-audit', '--no-fund'], { cwd: building, timeoutMs: INSTALL_TIMEOUT_MS });
+    await runBounded('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline'], {
+      cwd: building,
+      timeoutMs: INSTALL_TIMEOUT_MS,
+    });
     if (!existsSync(join(building, 'dist/cli/main.js'))) {
       throw new Error(`npm ci in ${building} built no dist/cli/main.js`);
     }
