@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, asc, eq, isNotNull, isNull, sql } from 'drizzle-orm';
@@ -442,5 +443,33 @@ describe('dashboard: status page and Bull Board', () => {
     expect(await (await fetch(`${locked.url}/metrics`)).text()).not.toContain(
       'gateway_ingest_budget_billed_calls_left{',
     );
+  });
+});
+
+describe('dashboard: the board page template', () => {
+  it('is written to a temporary folder of its own, which the process removes when it exits', async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'gi-board-tmp-'));
+    try {
+      // A process that builds the board and lists its temporary folder; the folder is listed again after it exits.
+      const script =
+        "const { readdirSync } = await import('node:fs'); const { tmpdir } = await import('node:os');" +
+        "const { createBoard } = await import('./src/service/dashboard/board.ts');" +
+        'createBoard({ queues: [], token: null }); console.log(readdirSync(tmpdir()).join(","));';
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        cwd: packageRoot,
+        env: { ...process.env, TMPDIR: tmp },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      let out = '';
+      child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+      const code = await new Promise((resolve) => child.on('close', resolve));
+      expect(code).toBe(0);
+      // tsx keeps a cache of its own there too.
+      const boardViews = (names: string[]) => names.filter((n) => n.startsWith('gi-board-views-'));
+      expect(boardViews(out.trim().split(','))).toHaveLength(1);
+      expect(boardViews(readdirSync(tmp))).toEqual([]);
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
   });
 });

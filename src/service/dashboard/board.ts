@@ -4,7 +4,7 @@
  * here before it reaches the board. With the token, only requests carrying it get through, and
  * then with the board's actions (retry, promote, clean, pause).
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -34,16 +34,19 @@ export function underBoard(pathname: string): boolean {
 /**
  * Bull Board's page template without the web fonts it links from a public font service: an
  * operator's browser behind a closed network would call out for them (and wait). The board falls
- * back to the system's sans-serif. Written once per process to a folder of its own.
+ * back to the system's sans-serif. Written once per process to a folder of its own, removed at exit.
  */
 let offlineViews: string | null = null;
 function offlineViewsPath(): string {
   if (offlineViews !== null) return offlineViews;
   const ui = dirname(createRequire(import.meta.url).resolve('@bull-board/ui/package.json'));
   const page = readFileSync(join(ui, 'dist', 'index.ejs'), 'utf8').replace(/<link[^>]*\/\/fonts\.[^>]*>/g, '');
-  offlineViews = mkdtempSync(join(tmpdir(), 'gi-board-views-'));
-  writeFileSync(join(offlineViews, 'index.ejs'), page);
-  return offlineViews;
+  const dir = mkdtempSync(join(tmpdir(), 'gi-board-views-'));
+  writeFileSync(join(dir, 'index.ejs'), page);
+  // Gone with the process: a folder left by every start would pile up over months of restarts.
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  offlineViews = dir;
+  return dir;
 }
 
 /** Everything the board loads comes from the service itself (its scripts, styles and images). */
