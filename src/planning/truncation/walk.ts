@@ -406,11 +406,12 @@ function afterFull(
   // when answers showed that order hold (a random subset reaches both ends too, and a chunk placed
   // from it spans the whole region again).
   const exact = turn || (open(from) && (!seen.bottom || (seen.top && s.guesses[0] === from && s.backed)));
-  const sample = exact ? exactSample(events) : estimateSample(t, events, chunk, s.cap);
   // A chunk sized from stored events, full: its events lie where the answer's lie, not spread over
   // its span at a rate, and a time shrink meant for samples that lean one way only makes a sliver
   // (a re-read of a catalog 10% new: 1.119 x ideal where 1.144, `npx tsx bench/re-reads.ts`).
-  const counted = !exact && storedIn(t.stored, chunk) >= STORED_FULL * s.cap;
+  const held = storedIn(t.stored, chunk);
+  const counted = !exact && held >= STORED_FULL * s.cap;
+  const sample = exact ? exactSample(events) : estimateSample(t, events, chunk, s.cap, counted ? held : null);
   const a = anchored(from, t.region);
   const fullReach = whole ? a.lo : flip(from, t.reach!);
   const span = chunk.hi - chunk.lo;
@@ -504,14 +505,20 @@ function exactSample(events: readonly SeenEvent[]): Sample {
  * A full answer read as a sample of unknown bias: each point stands for the events its chunk
  * probably held, at least a cap and a bit more, more when two answers in a row share few events.
  */
-function estimateSample(t: WalkTask, events: readonly SeenEvent[], chunk: Region, cap: number): Sample {
+/** `held`: the stored events of a chunk read by them (`STORED_FULL`), else null. */
+function estimateSample(
+  t: WalkTask,
+  events: readonly SeenEvent[],
+  chunk: Region,
+  cap: number,
+  held: number | null = null,
+): Sample {
   const before = t.sample?.trust === 'stored' ? null : t.sample;
   const first = t.reach === null && t.fullAnswers === 0 && t.rate === null && before === null;
   // A chunk that held most of a cap in stored events holds about as many as those, or the cap, and
   // the few new since: more than a cap only by that much.
-  const held = storedIn(t.stored, chunk);
   let estimate =
-    held >= STORED_FULL * cap
+    held !== null
       ? RECOUNT_MARGIN * Math.max(cap, events.length, held)
       : (first ? FIRST_GROWTH : FULL_GROWTH) * Math.max(cap, events.length);
   if (before) {
