@@ -14,7 +14,8 @@ export const SECOND_MS = 1_000;
 export const DAY_MS = 86_400_000;
 
 // Tested without captures: every event of every answer passes here, and a match array per event is most of its cost.
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+// A fraction may have any number of digits (RFC 3339 `time-secfrac`); instants keep milliseconds.
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** A real calendar date, so 2025-02-31 is refused (Date would roll it over to March). */
@@ -52,14 +53,66 @@ export function isRfc3339(value: string): boolean {
   if (!RFC3339.test(value)) return false;
   const year = twoDigits(value, 0) * 100 + twoDigits(value, 2);
   if (!realDate(year, twoDigits(value, 5), twoDigits(value, 8))) return false;
-  if (twoDigits(value, 11) > 23 || twoDigits(value, 14) > 59 || twoDigits(value, 17) > 59) return false;
+  if (twoDigits(value, 11) > 23 || twoDigits(value, 14) > 59 || twoDigits(value, 17) > 60) return false;
   const zulu = value.charCodeAt(value.length - 1) === 90 || value.charCodeAt(value.length - 1) === 122;
-  return zulu || (twoDigits(value, value.length - 5) <= 23 && twoDigits(value, value.length - 2) <= 59);
+  const offset = zulu || (twoDigits(value, value.length - 5) <= 23 && twoDigits(value, value.length - 2) <= 59);
+  return offset && (twoDigits(value, 17) < 60 || leapSecondMs(value) !== null);
+}
+
+/**
+ * UTC days that ended with a 61st second, 23:59:60 (IERS Bulletin C): RFC 3339 allows second 60
+ * only there. None has been inserted since; one announced later is refused until it is listed.
+ */
+// prettier-ignore
+const LEAP_SECOND_DAYS = new Set([
+  '1972-06-30', '1972-12-31', '1973-12-31', '1974-12-31', '1975-12-31', '1976-12-31', '1977-12-31',
+  '1978-12-31', '1979-12-31', '1981-06-30', '1982-06-30', '1983-06-30', '1985-06-30', '1987-12-31',
+  '1989-12-31', '1990-12-31', '1992-06-30', '1993-06-30', '1994-06-30', '1995-12-31', '1997-06-30',
+  '1998-12-31', '2005-12-31', '2008-12-31', '2012-06-30', '2015-06-30', '2016-12-31',
+]);
+
+/**
+ * Epoch ms of a timestamp matched by RFC3339, `second` written in place of its seconds: its whole
+ * seconds read by date-fns, its fraction cut to whole milliseconds from the digits themselves (a
+ * fraction read as a float may land a millisecond low, and V8's Date.parse misreads ten digits or
+ * more: `.0644567890` as .644).
+ */
+function epochMs(value: string, second: string): number {
+  const rest = value.slice(19);
+  const zoneAt = rest.search(/[Zz+-]/);
+  const wholeMs = parseISO(`${value.slice(0, 17)}${second}${rest.slice(zoneAt)}`.toUpperCase()).getTime();
+  return wholeMs + Number(`${rest.slice(1, zoneAt)}000`.slice(0, 3));
+}
+
+/**
+ * Epoch ms of a timestamp written in a leap second (second 60, in UTC or at an offset), read as
+ * PostgreSQL reads it: the same fraction into the next second, so that every stored time is an
+ * instant of the epoch. Null when second 60 does not fall on a leap second.
+ */
+function leapSecondMs(value: string): number | null {
+  const ms = epochMs(value, '59');
+  const utc = new Date(ms).toISOString();
+  return utc.slice(11, 19) === '23:59:59' && LEAP_SECOND_DAYS.has(utc.slice(0, 10)) ? ms + SECOND_MS : null;
 }
 
 /** Epoch ms of an RFC 3339 timestamp, or null when it is not one. */
 export function parseRfc3339(value: string): number | null {
-  return isRfc3339(value) ? parseISO(value.toUpperCase()).getTime() : null;
+  if (!isRfc3339(value)) return null;
+  return twoDigits(value, 17) === 60 ? leapSecondMs(value) : epochMs(value, value.slice(17, 19));
+}
+
+/** As toISOString writes an instant, or without its fraction: the form Date.parse reads as ECMAScript defines it. */
+const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{3})?Z$/;
+
+/**
+ * An RFC 3339 timestamp in the form every later step may read with Date.parse: as written when it
+ * is in that form already (what a gateway passing on the catalog sends), else as `toRfc3339` writes
+ * its instant (`parseRfc3339`). Other forms are left to each engine, and V8 misreads some of them.
+ */
+export function canonicalTime(value: string): string {
+  if (CANONICAL.test(value) && twoDigits(value, 17) < 60) return value;
+  const ms = parseRfc3339(value);
+  return ms === null ? value : toRfc3339(ms);
 }
 
 /** `YYYY-MM-DD` as UTC midnight, or null when it is not a real calendar date. */

@@ -13,7 +13,7 @@ import {
   radiusKmSchema,
 } from '../domain/filters.js';
 import { EARTHQUAKE_PROVIDER, INDICATOR_PROVIDER, LIMITS, yearSpan } from '../domain/spec.js';
-import { DAY_MS, isRfc3339, SECOND_MS } from '../domain/time.js';
+import { canonicalTime, DAY_MS, isRfc3339, parseRfc3339, SECOND_MS } from '../domain/time.js';
 
 const rfc3339 = z.string().refine(isRfc3339, 'must be an RFC 3339 timestamp');
 
@@ -33,10 +33,10 @@ export function earthquakeRequestSchema(now: () => Date = () => new Date()) {
       max_results: z.number().int().min(1).max(LIMITS.maxResultsCeiling).optional(),
     })
     .superRefine((req, ctx) => {
-      const start = Date.parse(req.start_time);
-      const end = Date.parse(req.end_time);
-      // A malformed timestamp already has its own issue; comparing NaN would only add noise.
-      if (!isRfc3339(req.start_time) || !isRfc3339(req.end_time)) return;
+      const start = parseRfc3339(req.start_time);
+      const end = parseRfc3339(req.end_time);
+      // A malformed timestamp already has its own issue; comparing it would only add noise.
+      if (start === null || end === null) return;
       if (start > now().getTime()) {
         ctx.addIssue({ code: 'custom', path: ['start_time'], message: 'must not be in the future' });
       }
@@ -100,8 +100,9 @@ const sourceSchema = z.object({ name: z.string(), license: z.string(), url: z.st
 
 export const earthquakeEventSchema = z.object({
   id: z.string().min(1),
-  // RFC 3339 as the spec says (lower-case `t` and `z` included, any fraction, any offset), not zod's ISO subset.
-  time: z.string().refine(isRfc3339, 'must be an RFC 3339 date-time'),
+  // RFC 3339 as the spec says (lower-case `t` and `z` included, any fraction, any offset, a leap
+  // second), not zod's ISO subset; passed on in the one form every later step reads alike.
+  time: z.string().refine(isRfc3339, 'must be an RFC 3339 date-time').transform(canonicalTime),
   magnitude: z.number().nullable(),
   magnitude_type: z.string().nullable(),
   place: z.string().nullable(),
@@ -128,8 +129,8 @@ export type EarthquakeResult = z.infer<typeof earthquakeResultSchema>;
  */
 export function earthquakeResultFor(req: Pick<EarthquakeRequest, 'start_time' | 'end_time' | 'max_results'>) {
   const maxResults = req.max_results ?? LIMITS.defaultMaxResults;
-  const fromMs = Date.parse(req.start_time) - SECOND_MS;
-  const toMs = Date.parse(req.end_time) + SECOND_MS;
+  const fromMs = (parseRfc3339(req.start_time) ?? NaN) - SECOND_MS;
+  const toMs = (parseRfc3339(req.end_time) ?? NaN) + SECOND_MS;
   // Piped after the shared schema, not refined onto it: a refined copy would be a new schema per
   // call, compiled again by zod on its first parse (a tenth of a millisecond per call).
   return earthquakeResultSchema.pipe(

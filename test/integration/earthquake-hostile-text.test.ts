@@ -1,18 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { gatewayExecutions } from '../../src/db/schema.js';
 import { NO_FILTERS } from '../../src/domain/filters.js';
 import { loadUsgsFile, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { dataFolder } from '@gateway-ingest/emulator';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
-import { storedEvents } from '../support/events.js';
-import { startGatewayProxy, type GatewayProxy } from '../support/gateway-proxy.js';
+import { asStored, storedEvents } from '../support/events.js';
+import { startGatewayProxy } from '../support/gateway-proxy.js';
 import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
-import { startPipeline, type Pipeline } from '../support/pipeline.js';
+import { startPipeline } from '../support/pipeline.js';
 
 /**
- * JSON strings may hold U+0000 and unpaired surrogates, and a gateway within the spec may send them;
- * PostgreSQL text and jsonb hold neither. Such answers are stored with U+FFFD in their place (as a
- * UTF-8 encoder writes an unpaired surrogate) instead of failing the write and paying again.
+ * Answers within the spec whose text other systems read differently: JSON strings holding U+0000
+ * and unpaired surrogates (PostgreSQL text and jsonb hold neither), and event times in forms of RFC
+ * 3339 that V8's Date.parse misreads or refuses. Each is stored as the instant or text it says,
+ * instead of failing the write (and paying again) or storing another time.
  */
 const MONTH = `${dataFolder}usgs/all_month_2025-05-06_2025-06-05.csv`;
 const KEY = 'test-key-hostile-text';
@@ -27,27 +28,24 @@ function hostile(body: string): string {
     .replace(/"message":"[^"]*"/, `"message":"note ${NUL}\\udc00"`);
 }
 
-describe('answers holding text PostgreSQL cannot store', () => {
-  let db: TestDatabase;
-  let emulator: RunningEmulator;
-  let proxy: GatewayProxy;
-  let pipeline: Pipeline;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [], seed: 3 });
-    proxy = await startGatewayProxy(emulator.url, hostile);
-    pipeline = startPipeline(db, { ...emulator, url: proxy.url }, KEY, { attempts: 1 });
+/** Each event time rewritten as the same instant at +05:30, a twelve-digit fraction and a lower-case t. */
+function otherTimeForms(body: string): string {
+  return body.replace(/"time":"([^"]+)"/g, (_, time: string) => {
+    const local = new Date(Date.parse(time) + 330 * 60_000).toISOString();
+    return `"time":"${local.slice(0, 10)}t${local.slice(11, 23)}456789012+05:30"`;
   });
+}
 
-  afterAll(async () => {
-    await pipeline.close();
-    await proxy.close();
-    await emulator.close();
-    await db.drop();
-  });
-
-  it('are stored whole, each such character replaced by U+FFFD, and audited', async () => {
+/** Backfills the two days through a gateway whose answers pass `rewrite`, then hands over the database and emulator. */
+async function backfillThrough(
+  rewrite: (body: string) => string,
+  check: (db: TestDatabase, emulator: RunningEmulator) => Promise<void>,
+): Promise<void> {
+  const db = await createTestDatabase();
+  const emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [], seed: 3 });
+  const proxy = await startGatewayProxy(emulator.url, rewrite);
+  const pipeline = startPipeline(db, { ...emulator, url: proxy.url }, KEY, { attempts: 1 });
+  try {
     const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
       filters: NO_FILTERS,
       fromMs: FROM,
@@ -55,18 +53,41 @@ describe('answers holding text PostgreSQL cannot store', () => {
       refresh: false,
     });
     expect(await pipeline.run([summary])).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
+    await check(db, emulator);
+  } finally {
+    await pipeline.close();
+    await proxy.close();
+    await emulator.close();
+    await db.drop();
+  }
+}
 
-    const catalog = (await loadUsgsFile(MONTH)).filter((e) => Date.parse(e.time) >= FROM && Date.parse(e.time) <= TO);
-    const table = await storedEvents(db);
-    expect(table.map((e) => e.id).sort()).toEqual(catalog.map((e) => e.id).sort());
-    const byId = new Map(catalog.map((e) => [e.id, e]));
-    for (const e of table) {
-      const original = byId.get(e.id)!.place;
-      expect(e.place).toBe(original === null ? null : `\uFFFD\uFFFD ${original}`);
-    }
+const catalogDays = async () =>
+  (await loadUsgsFile(MONTH)).filter((e) => Date.parse(e.time) >= FROM && Date.parse(e.time) <= TO);
 
-    const audit = await db.db.select().from(gatewayExecutions);
-    expect(audit.length).toBe(emulator.calls.length);
-    for (const a of audit) expect(a.message).toBe('note \uFFFD\uFFFD');
+describe('answers holding text PostgreSQL cannot store', () => {
+  it('are stored whole, each such character replaced by U+FFFD, and audited', async () => {
+    await backfillThrough(hostile, async (db, emulator) => {
+      const catalog = await catalogDays();
+      const table = await storedEvents(db);
+      expect(table.map((e) => e.id).sort()).toEqual(catalog.map((e) => e.id).sort());
+      const byId = new Map(catalog.map((e) => [e.id, e]));
+      for (const e of table) {
+        const original = byId.get(e.id)!.place;
+        expect(e.place).toBe(original === null ? null : `\uFFFD\uFFFD ${original}`);
+      }
+
+      const audit = await db.db.select().from(gatewayExecutions);
+      expect(audit.length).toBe(emulator.calls.length);
+      for (const a of audit) expect(a.message).toBe('note \uFFFD\uFFFD');
+    });
+  });
+});
+
+describe('answers writing event times in other RFC 3339 forms', () => {
+  it('store every event at the instant it was written, to the millisecond', async () => {
+    await backfillThrough(otherTimeForms, async (db) => {
+      expect(await storedEvents(db)).toEqual(asStored(await catalogDays()));
+    });
   });
 });

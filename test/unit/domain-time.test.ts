@@ -1,6 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { INSTANT_FORMS, isRfc3339, parseInstant, parseRfc3339, toRfc3339 } from '../../src/domain/time.js';
+import {
+  canonicalTime,
+  INSTANT_FORMS,
+  isRfc3339,
+  parseInstant,
+  parseRfc3339,
+  toRfc3339,
+} from '../../src/domain/time.js';
 
 const utc = (iso: string): number => Date.parse(iso);
 /** Every instant RFC 3339 can write with a four-digit year, in whole milliseconds. */
@@ -62,9 +69,25 @@ describe('parseInstant', () => {
   it('takes fractions of a second, lower-case t and z, and UTC midnight', () => {
     expect(parsedMs('2025-01-01T00:00:00.5Z')).toBe(utc('2025-01-01T00:00:00.500Z'));
     expect(parsedMs('2025-01-01T00:00:00.123456789Z')).toBe(utc('2025-01-01T00:00:00.123Z'));
+    expect(parsedMs('2025-01-01T00:00:00.9876543210123Z')).toBe(utc('2025-01-01T00:00:00.987Z'));
     expect(parsedMs('2025-01-01t06:00:00z')).toBe(utc('2025-01-01T06:00:00Z'));
     expect(parsedMs('2015-01-01T06:00:00+02:00')).toBe(utc('2015-01-01T04:00:00Z'));
   });
+
+  it('reads a leap second, in UTC or at an offset, as the next second begun, as PostgreSQL does', () => {
+    expect(parsedMs('2016-12-31T23:59:60Z')).toBe(utc('2017-01-01T00:00:00Z'));
+    expect(parsedMs('2017-01-01T08:59:60.25+09:00')).toBe(utc('2017-01-01T00:00:00.250Z'));
+    expect(parsedMs('2015-06-30t18:59:60.9999999-05:00')).toBe(utc('2015-07-01T00:00:00.999Z'));
+    expect(parsedMs('1972-06-30T23:59:60Z')).toBe(utc('1972-07-01T00:00:00Z'));
+  });
+
+  it.each(['2016-12-30T23:59:60Z', '2016-12-31T22:59:60Z', '2016-12-31T23:59:60+01:00', '2025-12-31T23:59:60Z'])(
+    'refuses second 60 off a leap second: %j',
+    (text) => {
+      expect(parseInstant(text).ok).toBe(false);
+      expect(isRfc3339(text)).toBe(false);
+    },
+  );
 
   it.each([
     '',
@@ -114,14 +137,48 @@ describe('parseInstant', () => {
   });
 });
 
+describe('canonicalTime', () => {
+  const offsetMinutes = fc.integer({ min: -23 * 60 - 59, max: 23 * 60 + 59 });
+  const moreDigits = fc.stringMatching(/^\d{0,12}$/);
+  /** A day inside either end of four-digit years, so that its local time at any offset is one. */
+  const inner = fc.integer({ min: utc('0000-01-02T00:00:00Z'), max: utc('9999-12-30T23:59:59.999Z') });
+
+  it('writes any form of an instant as toRfc3339 does, whatever digits follow its milliseconds', () => {
+    fc.assert(
+      fc.property(inner, offsetMinutes, moreDigits, fc.boolean(), (ms, offset, digits, lower) => {
+        const written = withOffset(ms, offset).replace(/([+-]\d{2}:\d{2})$/, `${digits}$1`);
+        const text = lower ? written.toLowerCase() : written;
+        return parseRfc3339(text) === ms && canonicalTime(text) === toRfc3339(ms);
+      }),
+      { numRuns: 5_000 },
+    );
+  });
+
+  it('keeps a time already in that form as it is, and reads what V8 misreads', () => {
+    for (const time of ['2025-05-10T03:53:36.064Z', '2025-05-10T03:53:36Z']) expect(canonicalTime(time)).toBe(time);
+    // Date.parse reads this as 03:53:36.644: ten fraction digits or more lose their leading zeros.
+    expect(canonicalTime('2025-05-10t09:23:36.064456789012+05:30')).toBe('2025-05-10T03:53:36.064Z');
+    expect(canonicalTime('2016-12-31T23:59:60.5Z')).toBe('2017-01-01T00:00:00.500Z');
+  });
+});
+
 function isLeap(year: number): boolean {
   return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 }
 
+/** The days that ended with a leap second, as IERS lists them. */
+const LEAP_DAYS = [
+  ...['1972-06-30', '1981-06-30', '1982-06-30', '1983-06-30', '1985-06-30', '1992-06-30', '1993-06-30'],
+  ...['1994-06-30', '1997-06-30', '2012-06-30', '2015-06-30'],
+  ...[1972, 1973, 1974, 1975, 1976, 1977, 1978, 1979, 1987, 1989, 1990, 1995, 1998, 2005, 2008, 2016].map(
+    (y) => `${y}-12-31`,
+  ),
+];
+
 describe('isRfc3339, read by character codes', () => {
   /** The grammar with every field captured and checked as numbers: what the fast check must agree with. */
   function reference(value: string): boolean {
-    const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/.exec(
+    const m = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/.exec(
       value,
     );
     if (!m) return false;
@@ -129,8 +186,15 @@ describe('isRfc3339, read by character codes', () => {
     const probe = new Date(Date.UTC(2000, month - 1, 1));
     probe.setUTCFullYear(year, month - 1, day);
     const realDay = month >= 1 && month <= 12 && day >= 1 && probe.getUTCDate() === day;
-    if (!realDay || hour > 23 || minute > 59 || second > 59) return false;
-    return m[7] === undefined || (Number(m[7]) <= 23 && Number(m[8]) <= 59);
+    if (!realDay || hour > 23 || minute > 59 || second > 60) return false;
+    if (m[7] !== undefined && (Number(m[8]) > 23 || Number(m[9]) > 59)) return false;
+    if (second < 60) return true;
+    // Second 60 only as the 61st second of a day that had one, in UTC.
+    const offsetMinutes = m[7] === undefined ? 0 : (m[7] === '-' ? -1 : 1) * (Number(m[8]) * 60 + Number(m[9]));
+    probe.setUTCHours(hour, minute - offsetMinutes, 59);
+    return (
+      probe.getUTCHours() === 23 && probe.getUTCMinutes() === 59 && LEAP_DAYS.includes(probe.toISOString().slice(0, 10))
+    );
   }
   const digits = (width: number) => fc.integer({ min: 0, max: 10 ** width - 1 }).map((n) => pad(n, width));
   const candidate = fc
@@ -142,7 +206,7 @@ describe('isRfc3339, read by character codes', () => {
       digits(2),
       digits(2),
       digits(2),
-      fc.constantFrom('', '.5', '.123456789', '.1234567890'),
+      fc.constantFrom('', '.5', '.123456789', '.1234567890123', '.'),
       fc.oneof(fc.constantFrom('Z', 'z', ''), fc.tuple(fc.constantFrom('+', '-'), digits(2), digits(2))),
     )
     .map(
@@ -155,6 +219,24 @@ describe('isRfc3339, read by character codes', () => {
       fc.property(candidate, (value) => isRfc3339(value) === reference(value)),
       { numRuns: 20_000 },
     );
+  });
+
+  const nearLeapSecond = fc
+    .tuple(
+      fc.constantFrom(...LEAP_DAYS),
+      fc.integer({ min: -1, max: 1 }),
+      fc.constantFrom('23:59', '22:59', '00:59', '08:59', '18:59', '05:29', '23:58'),
+      fc.constantFrom('', '.5', '.1234567890123'),
+      fc.constantFrom('Z', 'z', '+01:00', '-05:00', '+09:00', '+05:30', '-00:00'),
+    )
+    .map(([day, shift, hm, f, z]) => {
+      const d = new Date(Date.parse(`${day}T00:00:00Z`) + shift * 86_400_000).toISOString().slice(0, 10);
+      return `${d}T${hm}:60${f}${z}`;
+    });
+
+  it('takes second 60 exactly where a leap second was, at any offset', () => {
+    fc.assert(fc.property(nearLeapSecond, (value) => isRfc3339(value) === reference(value)));
+    expect(LEAP_DAYS).toHaveLength(27);
   });
 
   it('knows leap days and the ends of months', () => {

@@ -74,7 +74,12 @@ describe('readAnswer', () => {
   });
 
   it('accepts every RFC 3339 form of an event time: lower-case t and z, offsets, any fraction; refuses others', () => {
-    for (const time of ['2025-05-06t09:24:12z', '2025-05-06T11:24:12.123456789+02:00', '2025-05-06T09:24:12Z']) {
+    for (const time of [
+      '2025-05-06t09:24:12z',
+      '2025-05-06T11:24:12.123456789+02:00',
+      '2025-05-06T09:24:12.1234567890123Z',
+      '2025-05-06T09:24:12Z',
+    ]) {
       const a = readAnswer(earthquakeResultSchema, 200, null, body({ events: [{ ...event, time }], source }), 0);
       expect(a.kind, time).toBeNull();
       expect(Date.parse(a.result!.events![0]!.time)).toBe(Date.parse(time));
@@ -93,6 +98,22 @@ describe('readAnswer', () => {
         time,
       ).toBe('invalid_response');
     }
+  });
+
+  it('reads an event in a leap second as the next second begun, and checks it against the window as that', () => {
+    const req = { start_time: '2016-12-31T23:00:00Z', end_time: '2017-01-01T00:00:00Z', max_results: 200 };
+    const at = (time: string) =>
+      readAnswer(earthquakeResultFor(req), 200, null, body({ events: [{ ...event, time }], source }), 0);
+    for (const [time, read] of [
+      ['2016-12-31T23:59:60Z', '2017-01-01T00:00:00Z'],
+      ['2017-01-01T08:59:60.250123+09:00', '2017-01-01T00:00:00.250Z'],
+    ]) {
+      const a = at(time!);
+      expect(a.kind, time).toBeNull();
+      expect(a.result!.events![0]!.time).toBe(read);
+    }
+    expect(at('2016-12-31T23:59:60.5Z').result!.events![0]!.time).toBe('2017-01-01T00:00:00.500Z');
+    expect(at('2016-12-31T23:58:60Z').kind).toBe('invalid_response');
   });
 
   it('reads events: null as no events', () => {
