@@ -11,6 +11,7 @@ import { parseISO } from 'date-fns/parseISO';
 import { startOfSecond } from 'date-fns/startOfSecond';
 
 export const SECOND_MS = 1_000;
+export const MINUTE_MS = 60_000;
 export const DAY_MS = 86_400_000;
 
 // Tested without captures: every event of every answer passes here, and a match array per event is most of its cost.
@@ -163,6 +164,16 @@ function instantHint(text: string): string | null {
 export function toRfc3339(ms: number): string {
   const iso = new Date(ms).toISOString();
   return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
+}
+
+/**
+ * How far the reported times `timesMs` of one answer may lie from the true times the gateway
+ * filtered on: a minute when every one is a whole minute (a gateway reporting minutes, truncated,
+ * rounded or up), else a second (whole seconds, or finer). The spec gives no precision; coarser
+ * than a minute is not read: a deletion check finds a revised event within a minute of its time.
+ */
+export function reportedPrecisionMs(timesMs: readonly number[]): number {
+  return timesMs.length > 0 && timesMs.every((t) => t % MINUTE_MS === 0) ? MINUTE_MS : SECOND_MS;
 }
 
 /** The whole second at or before `ms`. */

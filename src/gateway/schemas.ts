@@ -13,7 +13,7 @@ import {
   radiusKmSchema,
 } from '../domain/filters.js';
 import { EARTHQUAKE_PROVIDER, INDICATOR_PROVIDER, LIMITS, yearSpan } from '../domain/spec.js';
-import { canonicalTime, DAY_MS, isRfc3339, parseRfc3339, SECOND_MS } from '../domain/time.js';
+import { canonicalTime, DAY_MS, isRfc3339, parseRfc3339, reportedPrecisionMs } from '../domain/time.js';
 
 const rfc3339 = z.string().refine(isRfc3339, 'must be an RFC 3339 timestamp');
 
@@ -123,14 +123,15 @@ export type EarthquakeResult = z.infer<typeof earthquakeResultSchema>;
 /**
  * The result schema for one request. An answer breaks the spec when it holds more events than
  * `max_results` asked (accepted, it would teach the planner a cap above the one asked for, and every
- * full answer after it would pass for complete), or an event more than a second (the coarsest time
- * precision the planner allows for) outside `start_time`..`end_time` (the planner would take it as
- * evidence about a part of the window the query never asked).
+ * full answer after it would pass for complete), or an event further outside `start_time`..`end_time`
+ * than the precision its times are reported in (`reportedPrecisionMs`: a second, or a minute where
+ * every time is a whole minute): the planner would take it as evidence about a part of the window
+ * the query never asked.
  */
 export function earthquakeResultFor(req: Pick<EarthquakeRequest, 'start_time' | 'end_time' | 'max_results'>) {
   const maxResults = req.max_results ?? LIMITS.defaultMaxResults;
-  const fromMs = (parseRfc3339(req.start_time) ?? NaN) - SECOND_MS;
-  const toMs = (parseRfc3339(req.end_time) ?? NaN) + SECOND_MS;
+  const startMs = parseRfc3339(req.start_time) ?? NaN;
+  const endMs = parseRfc3339(req.end_time) ?? NaN;
   // Piped after the shared schema, not refined onto it: a refined copy would be a new schema per
   // call, compiled again by zod on its first parse (a tenth of a millisecond per call).
   return earthquakeResultSchema.pipe(
@@ -143,10 +144,9 @@ export function earthquakeResultFor(req: Pick<EarthquakeRequest, 'start_time' | 
           message: `holds ${events.length} events, more than the max_results of ${maxResults} asked for`,
         });
       }
-      const outside = events.findIndex((e) => {
-        const ms = Date.parse(e.time);
-        return ms < fromMs || ms > toMs;
-      });
+      const times = events.map((e) => Date.parse(e.time));
+      const slackMs = reportedPrecisionMs(times);
+      const outside = times.findIndex((ms) => ms < startMs - slackMs || ms > endMs + slackMs);
       if (outside >= 0) {
         ctx.addIssue({
           code: 'custom',

@@ -3,15 +3,22 @@
  * no answer of that run returned is a candidate: deleted upstream, or revised out of the stream's
  * filters, or moved in time. It is marked deleted only on proof that the catalog no longer holds
  * it anywhere near its time: an unfiltered answer, too small to be truncated, over its time give
- * or take MOVE_MS. For an unfiltered stream the window's own answers are that proof when the event
+ * or take a revision's move and the precision of stored times (`REACH_MS`). For an unfiltered stream the window's own answers are that proof when the event
  * lies well inside the window; otherwise a targeted check asks. An answer that holds the event
  * means it was revised (it is updated, not marked). Pure: the caller makes the calls and writes.
  */
-import { SECOND_MS } from '../domain/time.js';
-import { PRECISION_MS, type Region } from './truncation/frontier.js';
+import { MINUTE_MS, SECOND_MS } from '../domain/time.js';
+import type { Region } from './truncation/frontier.js';
 
 /** How far a revision may move an event's time and still be found by a check around its old time. */
 export const MOVE_MS = 60 * SECOND_MS;
+/**
+ * How far a stored time may lie from the true one: times reported to the minute are read
+ * (`reportedPrecisionMs`), so a check reaches that far beyond a revision's move.
+ */
+const STORED_PRECISION_MS = MINUTE_MS;
+/** How far a check reaches either side of a candidate's stored time. */
+const REACH_MS = MOVE_MS + STORED_PRECISION_MS;
 /** Candidates this close together share one check query. */
 export const GROUP_SPAN_MS = 10 * 60 * SECOND_MS;
 
@@ -21,22 +28,22 @@ export interface Candidate {
 }
 
 export interface DeletionCheck {
-  /** The unfiltered query: whole seconds, MOVE_MS beyond the candidates either side. */
+  /** The unfiltered query: whole seconds, REACH_MS beyond the candidates either side. */
   region: Region;
   ids: string[];
 }
 
 /**
- * The run's own answers prove absence: the stream is unfiltered and the event lies MOVE_MS inside
+ * The run's own answers prove absence: the stream is unfiltered and the event lies REACH_MS inside
  * the window region.
  */
 export function provenByWindow(c: Candidate, window: Region, unfiltered: boolean): boolean {
-  return unfiltered && c.timeMs - MOVE_MS - PRECISION_MS >= window.lo && c.timeMs + MOVE_MS + PRECISION_MS <= window.hi;
+  return unfiltered && c.timeMs - REACH_MS >= window.lo && c.timeMs + REACH_MS <= window.hi;
 }
 
 const checkRegion = (fromMs: number, toMs: number): Region => ({
-  lo: Math.floor((fromMs - MOVE_MS - PRECISION_MS) / SECOND_MS) * SECOND_MS,
-  hi: Math.ceil((toMs + MOVE_MS + PRECISION_MS) / SECOND_MS) * SECOND_MS,
+  lo: Math.floor((fromMs - REACH_MS) / SECOND_MS) * SECOND_MS,
+  hi: Math.ceil((toMs + REACH_MS) / SECOND_MS) * SECOND_MS,
 });
 
 /** Candidates in time order, grouped so that each check spans at most GROUP_SPAN_MS of them. */

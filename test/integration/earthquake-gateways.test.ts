@@ -35,7 +35,8 @@ type Knob = {
   options: Partial<EmulatorOptions>;
   bound: number;
   extra?: number;
-  wholeSeconds?: boolean;
+  /** The unit the gateway truncates reported times to (ms when absent). */
+  reportedUnitMs?: number;
   unresolved?: boolean;
   knowledgeTtlMs?: number;
   minMagnitude?: number;
@@ -59,7 +60,14 @@ const KNOBS: Knob[] = [
     name: 'whole-second times',
     options: { order: 'newest', timePrecision: 'second' },
     bound: 1.6,
-    wholeSeconds: true,
+    reportedUnitMs: 1_000,
+  },
+  // Events reported up to a minute before the time the gateway filters on: before a query's start.
+  {
+    name: 'times to the minute, oldest first',
+    options: { order: 'oldest', timePrecision: 'minute' },
+    bound: 1.6,
+    reportedUnitMs: 60_000,
   },
   {
     name: 'both ends exclusive, random order',
@@ -150,7 +158,7 @@ describe.each(KNOBS)('a backfill against a gateway with $name', (knob) => {
     if (knob.minMagnitude !== undefined)
       expect(catalog.filter((e) => e.magnitude === knob.minMagnitude).length).toBeGreaterThan(10);
     const table = (await storedEvents(db)).filter((e) => !knob.unresolved || !swarmSecond(e));
-    expect(table).toEqual(asStored(catalog, knob.wholeSeconds));
+    expect(table).toEqual(asStored(catalog, knob.reportedUnitMs));
 
     const audit = await db.db.select().from(gatewayExecutions);
     expect(audit.map((a) => a.executionId).sort()).toEqual(emulator.calls.map((c) => c.executionId).sort());

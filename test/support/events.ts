@@ -11,12 +11,12 @@ export async function storedEvents(handle: { db: Db } | Db): Promise<EarthquakeE
   return rows.map(wireShape);
 }
 
-/** A catalog as the table should hold it: times in toISOString form (whole seconds when the gateway reports so), sorted by id. */
-export function asStored(events: readonly EarthquakeEvent[], wholeSeconds = false): EarthquakeEvent[] {
+/** A catalog as the table should hold it: times in toISOString form (truncated to `unitMs` as the gateway reports them), sorted by id. */
+export function asStored(events: readonly EarthquakeEvent[], unitMs = 1): EarthquakeEvent[] {
   return events
     .map((e) => {
       const ms = Date.parse(e.time);
-      return { ...e, time: new Date(wholeSeconds ? Math.floor(ms / 1000) * 1000 : ms).toISOString() };
+      return { ...e, time: new Date(Math.floor(ms / unitMs) * unitMs).toISOString() };
     })
     .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }

@@ -6,6 +6,7 @@ import {
   isRfc3339,
   parseInstant,
   parseRfc3339,
+  reportedPrecisionMs,
   toRfc3339,
 } from '../../src/domain/time.js';
 
@@ -134,6 +135,16 @@ describe('parseInstant', () => {
   it('agrees with parseRfc3339 on timestamps', () => {
     fc.assert(fc.property(instantMs, (ms) => parseRfc3339(toRfc3339(ms)) === parsedMs(toRfc3339(ms))));
     expect(parseRfc3339('2025-01-01')).toBeNull();
+  });
+});
+
+describe('reportedPrecisionMs', () => {
+  it('is a minute where every time is a whole minute, else a second', () => {
+    const minute = utc('2025-05-06T09:24:00Z');
+    expect(reportedPrecisionMs([minute, minute + 3_600_000, utc('1969-12-31T23:59:00Z')])).toBe(60_000);
+    expect(reportedPrecisionMs([minute, minute + 1_000])).toBe(1_000);
+    expect(reportedPrecisionMs([minute + 0.5])).toBe(1_000);
+    expect(reportedPrecisionMs([])).toBe(1_000);
   });
 });
 

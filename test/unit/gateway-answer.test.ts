@@ -73,6 +73,27 @@ describe('readAnswer', () => {
     }
   });
 
+  it('allows a minute where every time of the answer is a whole minute: a gateway reporting minutes', () => {
+    const asked = { start_time: '2025-05-06T09:24:13Z', end_time: '2025-05-06T10:00:00.5Z', max_results: 200 };
+    const at = (...times: string[]) =>
+      readAnswer(
+        earthquakeResultFor(asked),
+        200,
+        null,
+        body({ events: times.map((time, i) => ({ ...event, id: `e${i}`, time })), source }),
+        0,
+      ).kind;
+    // Truncated to the minute, an event of 09:24:30 is reported at 09:24; rounded up, one of 10:00:00.4 at 10:01.
+    expect(at('2025-05-06T09:24:00Z', '2025-05-06T09:50:00Z')).toBeNull();
+    expect(at('2025-05-06T09:23:13Z', '2025-05-06T10:01:00.5Z')).toBe('invalid_response');
+    expect(at('2025-05-06T09:23:13Z')).toBe('invalid_response');
+    expect(at('2025-05-06T10:01:00Z', '2025-05-06T09:30:00Z')).toBeNull();
+    expect(at('2025-05-06T10:02:00Z')).toBe('invalid_response');
+    expect(at('2025-05-06T09:22:00Z')).toBe('invalid_response');
+    // One time finer than a minute: the answer's times are finer, and a second is all they may be off by.
+    expect(at('2025-05-06T09:24:00Z', '2025-05-06T09:50:07Z')).toBe('invalid_response');
+  });
+
   it('accepts every RFC 3339 form of an event time: lower-case t and z, offsets, any fraction; refuses others', () => {
     for (const time of [
       '2025-05-06t09:24:12z',

@@ -6,7 +6,7 @@ import { LIMITS } from './spec.js';
  * spec allows: which events a truncated answer keeps, whether the window ends are inclusive,
  * whether sub-second parts count, how precise reported times are, and a hidden result cap.
  */
-export const TIME_PRECISIONS = ['ms', 'second'] as const;
+export const TIME_PRECISIONS = ['ms', 'second', 'minute'] as const;
 export type TimePrecision = (typeof TIME_PRECISIONS)[number];
 
 export const BOUNDARIES = ['inclusive', 'exclusive'] as const;
@@ -96,7 +96,10 @@ export function answerLimit(maxResults: number, b: AnswerBehaviour): number {
   return b.silentCap === null ? maxResults : Math.min(maxResults, b.silentCap);
 }
 
-/** An event time as the answer reports it. */
+const PRECISION_MS: Record<TimePrecision, number> = { ms: 1, second: 1000, minute: 60_000 };
+
+/** An event time as the answer reports it: truncated to the precision (floor, as for whole seconds). */
 export function reportedTime(ms: number, precision: TimePrecision): string {
-  return new Date(precision === 'second' ? wholeSecondMs(ms) : ms).toISOString();
+  const unit = PRECISION_MS[precision];
+  return new Date(Math.floor(ms / unit) * unit).toISOString();
 }

@@ -5,7 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { TIME_PRECISIONS } from './behaviour.js';
+import { TIME_PRECISIONS, type TimePrecision } from './behaviour.js';
 import { FAULT_KINDS, isFaultKind, type FaultRule } from './faults.js';
 import { LIVE_MAX_PER_MINUTE, LIVE_TICK_MS, type LiveSpec } from './live-timer.js';
 import { EVENT_ORDERS, type EventOrder } from './selection.js';
@@ -112,7 +112,7 @@ interface EmulatorFlags {
   emptyAs?: 'array' | 'null';
   retryAfter?: number;
   mixedRandomRatio?: number;
-  timePrecision?: 'ms' | 'second';
+  timePrecision?: TimePrecision;
   exclusiveStart?: boolean;
   exclusiveEnd?: boolean;
   exclusiveMinMagnitude?: boolean;
@@ -187,7 +187,7 @@ Answer shapes the spec allows (earthquake query):
   --order newest-swap the newest, except that a truncated answer leaves out the one at index
                       floor(max/2) of the newest-first list and holds the next older one instead
   --order mixed       per call 'random' with chance --mixed-random-ratio (default 0.2), else 'newest'
-  --time-precision second   event times reported truncated to the whole second
+  --time-precision second   event times reported truncated to the whole second (minute: to the minute)
   --exclusive-start, --exclusive-end   an event exactly at start_time / end_time does not match
   --exclusive-min-magnitude            an event exactly at min_magnitude does not match
   --ignore-fractional-seconds          start_time and end_time truncated to the second before filtering

@@ -160,8 +160,16 @@ describe('time precision', () => {
     expect((await query(emu, {}))[0]!.time).toBe('2025-06-01T12:00:00.750Z');
   });
 
+  it("'minute' reports times truncated to the minute, before a query's start where that falls inside it", async () => {
+    const events = [wireEvent('inside', T0 + 45_000)];
+    const emu = await start(events, { timePrecision: 'minute' });
+    const answer = await query(emu, { start_time: '2025-06-01T12:00:30Z', end_time: '2025-06-01T12:01:00Z' });
+    expect(answer.map((e) => [e.id, e.time])).toEqual([['inside', '2025-06-01T12:00:00.000Z']]);
+  });
+
   it('truncates the ISO way before 1970 too', () => {
     expect(reportedTime(-500, 'second')).toBe('1969-12-31T23:59:59.000Z');
+    expect(reportedTime(-500, 'minute')).toBe('1969-12-31T23:59:00.000Z');
     expect(reportedTime(1500, 'ms')).toBe('1970-01-01T00:00:01.500Z');
   });
 });
@@ -235,7 +243,7 @@ describe('validation of the knobs', () => {
       { order: 'sideways' as 'newest' },
       { mixedRandomRatio: 1.5 },
       { mixedRandomRatio: Number.NaN },
-      { timePrecision: 'minute' as 'ms' },
+      { timePrecision: 'hour' as 'ms' },
       { startBoundary: 'open' as 'inclusive' },
       { endBoundary: 'closed' as 'inclusive' },
       { ignoreFractionalSeconds: 'yes' as unknown as boolean },
