@@ -53,14 +53,32 @@ export function salvageExecution(text: string): z.infer<typeof readableSchema> {
   };
 }
 
-/** The envelope alone, its result read by the operation's own schema. */
-const envelope = envelopeSchema(z.unknown());
+/** The envelope alone, its result read by the operation's own schema (or missing: an empty match may say nothing). */
+const envelope = envelopeSchema(z.unknown().optional());
 
 function describeIssues(error: z.ZodError): string {
   return error.issues
     .slice(0, 5)
     .map((i) => `${i.path.join('.') || '<root>'}: ${i.message}`)
     .join('; ');
+}
+
+/** A result with no item in it, in any form: no result at all, no list, a list null or empty. */
+function holdsNothing(raw: unknown, list: string): boolean {
+  if (raw === null || raw === undefined) return true;
+  if (typeof raw !== 'object' || Array.isArray(raw)) return false;
+  const items = (raw as Record<string, unknown>)[list];
+  return items === undefined || items === null || (Array.isArray(items) && items.length === 0);
+}
+
+/**
+ * What an answer that matched nothing stands for, where the spec shows no body for an empty match:
+ * `result` is read so only when the execution itself says nothing matched (outcome `succeeded` and
+ * usage.units 0, the items returned) and the result holds no item under `list` in any form.
+ */
+export interface EmptyMatch<T> {
+  result: T;
+  list: string;
 }
 
 /**
@@ -74,6 +92,7 @@ export function readAnswer<R extends z.ZodType>(
   bodyText: string,
   nowMs: number,
   path: string | null = null,
+  empty: EmptyMatch<z.infer<R>> | null = null,
 ): ReadAnswer<z.infer<R>> {
   let json: unknown = undefined;
   let problem: string | null = null;
@@ -91,9 +110,15 @@ export function readAnswer<R extends z.ZodType>(
   if (problem === null) {
     const parsed = envelope.safeParse(json);
     const typed = parsed.success ? resultSchema.safeParse(parsed.data.data.result) : null;
+    const nothing =
+      empty !== null &&
+      execution?.outcome === 'succeeded' &&
+      execution.usage?.units === 0 &&
+      holdsNothing(parsed.data?.data.result, empty.list);
     if (!parsed.success) problem = `answer does not fit the spec: ${describeIssues(parsed.error)}`;
-    else if (!typed?.success) problem = `result does not fit the spec: ${typed ? describeIssues(typed.error) : ''}`;
-    else result = typed.data as z.infer<R>;
+    else if (typed?.success) result = typed.data as z.infer<R>;
+    else if (nothing) result = empty.result;
+    else problem = `result does not fit the spec: ${typed ? describeIssues(typed.error) : ''}`;
   }
   const outcome = execution?.outcome ?? null;
   const kind = classifyAttempt({ httpStatus, outcome, bodyValid: result !== null });

@@ -42,9 +42,14 @@ function kindFromStatus(status: number): ErrorKind | null {
   return null;
 }
 
-/** null means the attempt succeeded: HTTP 2xx, outcome `succeeded` and a body that fits the spec. */
+/**
+ * null means the attempt succeeded: outcome `succeeded` and a body that fits the spec. The spec
+ * calls that execution success and bills it, whatever the HTTP status (it shows none): an answer
+ * read as failed for its status would be asked again and billed again.
+ */
 export function classifyAttempt(f: AttemptFacts): ErrorKind | null {
   if (f.transportFailure) return f.transportFailure;
+  if (f.outcome === 'succeeded' && f.bodyValid) return null;
   const status = f.httpStatus ?? 0;
   if (status === 401 || status === 403 || status === 429) return kindFromStatus(status);
   const ok2xx = status >= 200 && status < 300;
@@ -52,8 +57,7 @@ export function classifyAttempt(f: AttemptFacts): ErrorKind | null {
     return kindFromOutcomeWords(f.outcome) ?? (ok2xx ? 'unknown' : kindFromStatus(status)) ?? 'unknown';
   }
   if (!ok2xx) return kindFromStatus(status) ?? 'server';
-  if (f.outcome === null || !f.bodyValid) return 'invalid_response';
-  return null;
+  return 'invalid_response';
 }
 
 /** `Retry-After` is delta-seconds or an HTTP date (RFC 9110 10.2.3). */

@@ -1,8 +1,9 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type * as z from 'zod';
 import type { Attempt, AttemptRecord } from './attempt.js';
-import { readAnswer } from './answer.js';
+import { readAnswer, type EmptyMatch } from './answer.js';
 import {
+  EMPTY_EARTHQUAKE_MATCH,
   earthquakeRequestSchema,
   earthquakeResultFor,
   indicatorRequestSchema,
@@ -74,7 +75,14 @@ export class UndiciGateway implements Gateway {
   }
 
   queryEarthquakes(req: EarthquakeRequest, signal?: AbortSignal): Promise<Attempt<EarthquakeResult>> {
-    return this.#call('earthquake', this.#earthquakeRequest, earthquakeResultFor(req), req, signal);
+    return this.#call(
+      'earthquake',
+      this.#earthquakeRequest,
+      earthquakeResultFor(req),
+      req,
+      signal,
+      EMPTY_EARTHQUAKE_MATCH,
+    );
   }
 
   queryIndicator(req: IndicatorRequest, signal?: AbortSignal): Promise<Attempt<IndicatorResult>> {
@@ -114,6 +122,7 @@ export class UndiciGateway implements Gateway {
     resultSchema: R,
     req: Q,
     signal?: AbortSignal,
+    empty: EmptyMatch<z.infer<R>> | null = null,
   ): Promise<Attempt<z.infer<R>>> {
     const body = this.#validate(operation, requestSchema, req);
     const startedAt = this.#now();
@@ -138,6 +147,7 @@ export class UndiciGateway implements Gateway {
         text,
         Date.now(),
         path,
+        empty,
       );
       const record: AttemptRecord = {
         ...base,

@@ -121,6 +121,16 @@ export const earthquakeResultSchema = z.object({
 export type EarthquakeResult = z.infer<typeof earthquakeResultSchema>;
 
 /**
+ * An earthquake answer that matched nothing, however the gateway writes one: the spec shows no
+ * body for an empty match (`readAnswer` reads one only where the execution says no event was
+ * returned). Its source is blank: nothing reads or stores a source.
+ */
+export const EMPTY_EARTHQUAKE_MATCH = {
+  list: 'events',
+  result: { events: [], source: { name: '', license: '', url: '' } } satisfies EarthquakeResult,
+};
+
+/**
  * The result schema for one request. An answer breaks the spec when it holds more events than
  * `max_results` asked (accepted, it would teach the planner a cap above the one asked for, and every
  * full answer after it would pass for complete), or an event further outside `start_time`..`end_time`

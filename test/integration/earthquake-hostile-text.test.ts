@@ -5,15 +5,16 @@ import { loadUsgsFile, startEmulator, type RunningEmulator } from '@gateway-inge
 import { dataFolder } from '@gateway-ingest/emulator';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
 import { asStored, storedEvents } from '../support/events.js';
-import { startGatewayProxy } from '../support/gateway-proxy.js';
+import { startGatewayProxy, type Rewritten } from '../support/gateway-proxy.js';
 import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
 import { startPipeline } from '../support/pipeline.js';
 
 /**
  * Answers within the spec whose text other systems read differently: JSON strings holding U+0000
- * and unpaired surrogates (PostgreSQL text and jsonb hold neither), and event times in forms of RFC
- * 3339 that V8's Date.parse misreads or refuses. Each is stored as the instant or text it says,
- * instead of failing the write (and paying again) or storing another time.
+ * and unpaired surrogates (PostgreSQL text and jsonb hold neither), event times in forms of RFC 3339
+ * that V8's Date.parse misreads or refuses, and an empty match in a body the spec does not show.
+ * Each is stored as the instant or text it says, instead of failing the window (and paying again)
+ * or storing another time.
  */
 const MONTH = `${dataFolder}usgs/all_month_2025-05-06_2025-06-05.csv`;
 const KEY = 'test-key-hostile-text';
@@ -36,10 +37,18 @@ function otherTimeForms(body: string): string {
   });
 }
 
-/** Backfills the two days through a gateway whose answers pass `rewrite`, then hands over the database and emulator. */
+/** An empty match answered 404, its result left out: the spec shows no body for an empty match. */
+function emptyAsNotFound(body: string): Rewritten {
+  if (!body.includes('"events":[]')) return body;
+  const { data, ...rest } = JSON.parse(body) as { data: { execution: unknown } };
+  return { status: 404, body: JSON.stringify({ ...rest, message: 'no events', data: { execution: data.execution } }) };
+}
+
+/** Backfills `fromMs`..`toMs` through a gateway whose answers pass `rewrite`, then hands over the database and emulator. */
 async function backfillThrough(
-  rewrite: (body: string) => string,
+  rewrite: (body: string, status: number) => Rewritten,
   check: (db: TestDatabase, emulator: RunningEmulator) => Promise<void>,
+  { fromMs, toMs } = { fromMs: FROM, toMs: TO },
 ): Promise<void> {
   const db = await createTestDatabase();
   const emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [], seed: 3 });
@@ -48,8 +57,8 @@ async function backfillThrough(
   try {
     const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
       filters: NO_FILTERS,
-      fromMs: FROM,
-      toMs: TO,
+      fromMs,
+      toMs,
       refresh: false,
     });
     expect(await pipeline.run([summary])).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
@@ -89,5 +98,23 @@ describe('answers writing event times in other RFC 3339 forms', () => {
     await backfillThrough(otherTimeForms, async (db) => {
       expect(await storedEvents(db)).toEqual(asStored(await catalogDays()));
     });
+  });
+});
+
+describe('answers writing an empty match in a form the spec does not show', () => {
+  it('are read as empty where the execution says no event was returned: the window is proven, once', async () => {
+    const week = { fromMs: FROM - 30 * 86_400_000, toMs: FROM - 23 * 86_400_000 };
+    await backfillThrough(
+      emptyAsNotFound,
+      async (db, emulator) => {
+        expect(await storedEvents(db)).toEqual([]);
+        const audit = await db.db.select().from(gatewayExecutions);
+        expect(audit.map((a) => [a.httpStatus, a.outcome, a.units, a.errorKind])).toEqual([
+          [404, 'succeeded', 0, null],
+        ]);
+        expect(emulator.calls.filter((c) => c.billed)).toHaveLength(1);
+      },
+      week,
+    );
   });
 });

@@ -8,10 +8,13 @@ export interface GatewayProxy {
   close(): Promise<void>;
 }
 
-/** Forwards every request to `target`, noting when each one arrives; `rewrite` may change each answer's body. */
+/** An answer as the proxy sends it on: its body, and its HTTP status where `rewrite` changes that too. */
+export type Rewritten = string | { status: number; body: string };
+
+/** Forwards every request to `target`, noting when each one arrives; `rewrite` may change each answer's body and status. */
 export async function startGatewayProxy(
   target: string,
-  rewrite: (body: string) => string = (body) => body,
+  rewrite: (body: string, status: number) => Rewritten = (body) => body,
 ): Promise<GatewayProxy> {
   const arrivals: string[] = [];
   const server = createServer((req, res) => {
@@ -30,8 +33,9 @@ export async function startGatewayProxy(
         body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
       })
         .then(async (answer) => {
-          const body = rewrite(await answer.text());
-          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+          const out = rewrite(await answer.text(), answer.status);
+          const { status, body } = typeof out === 'string' ? { status: answer.status, body: out } : out;
+          res.writeHead(status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
           res.end(body);
         })
         .catch(() => res.socket?.destroy());

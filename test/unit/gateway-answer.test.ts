@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { readAnswer, salvageExecution } from '../../src/gateway/answer.js';
-import { earthquakeResultFor, earthquakeResultSchema, indicatorResultSchema } from '../../src/gateway/schemas.js';
+import {
+  EMPTY_EARTHQUAKE_MATCH,
+  earthquakeResultFor,
+  earthquakeResultSchema,
+  indicatorResultSchema,
+} from '../../src/gateway/schemas.js';
 import { classifyAttempt, parseRetryAfterMs } from '../../src/gateway/classify.js';
 import { retryPolicyOf } from '../../src/errors.js';
 
@@ -137,6 +142,31 @@ describe('readAnswer', () => {
     expect(at('2016-12-31T23:58:60Z').kind).toBe('invalid_response');
   });
 
+  it('reads an answer that says it returned no event as an empty match, whatever its result looks like', () => {
+    const nothing = { ...execution, usage: { units: 0 } };
+    const read = (result: unknown, exec: unknown = nothing, status = 200) =>
+      readAnswer(earthquakeResultSchema, status, null, body(result, exec), 0, null, EMPTY_EARTHQUAKE_MATCH);
+    for (const result of [null, undefined, {}, { events: null }, { events: [] }, { source }, { events: [], source }]) {
+      const a = read(result);
+      expect(a.kind, JSON.stringify(result)).toBeNull();
+      expect(a.result?.events ?? [], JSON.stringify(result)).toEqual([]);
+    }
+    expect(read(null, nothing, 404).kind).toBeNull();
+    expect(read({ events: null, source }, { ...execution, usage: { units: '0' } }).kind).toBeNull();
+    // Nothing says the match was empty, or something says it was not: the answer breaks the spec.
+    for (const exec of [
+      execution,
+      { ...execution, usage: {} },
+      { ...execution, usage: null },
+      { ...nothing, outcome: 'x' },
+    ])
+      expect(read(null, exec).kind, JSON.stringify(exec)).not.toBeNull();
+    for (const result of [{ events: {} }, { events: 'none' }, { events: [{ id: 'x' }] }, [], 'empty'])
+      expect(read(result).kind, JSON.stringify(result)).toBe('invalid_response');
+    // Without an empty match to stand for (the indicator query), a result missing is a broken answer.
+    expect(readAnswer(earthquakeResultSchema, 200, null, body(null, nothing), 0).kind).toBe('invalid_response');
+  });
+
   it('reads events: null as no events', () => {
     const a = readAnswer(earthquakeResultSchema, 200, null, body({ events: null, source }), 0);
     expect(a.kind).toBeNull();
@@ -219,6 +249,12 @@ describe('classifyAttempt', () => {
     [400, 'rejected', true, 'parameters'],
     [500, null, false, 'server'],
     [503, null, false, 'server'],
+    // Execution success is the outcome, billed whatever the status: asked again, it is billed again.
+    [500, 'succeeded', true, null],
+    [404, 'succeeded', true, null],
+    [429, 'succeeded', true, null],
+    [500, 'succeeded', false, 'server'],
+    [404, 'succeeded', false, 'parameters'],
   ] as const)('HTTP %s outcome %s valid %s -> %s', (status, outcome, valid, kind) => {
     expect(c(status, outcome, valid)).toBe(kind);
   });
