@@ -6,7 +6,7 @@ import { storableJson, storableOrNull, UNSTORABLE_ESCAPE } from '../domain/text.
 /** What can be read of an answer that may not fit the spec at all. */
 const readableSchema = z.object({
   code: z.number().int().optional().catch(undefined),
-  message: z.string().optional().catch(undefined),
+  message: z.string().nullish().catch(undefined),
   data: z
     .object({ execution: executionSchema.optional().catch(undefined) })
     .nullish()

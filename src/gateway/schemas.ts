@@ -199,6 +199,7 @@ export function envelopeSchema<R extends z.ZodType>(result: R) {
   return z.object({
     code: z.number().int(),
     data: z.object({ execution: executionSchema, result }),
-    message: z.string().optional(),
+    // Optional: a null stands for none, as JSON writers often write an absent field.
+    message: z.string().nullish(),
   });
 }

@@ -167,6 +167,12 @@ describe('readAnswer', () => {
     expect(readAnswer(earthquakeResultSchema, 200, null, body(null, nothing), 0).kind).toBe('invalid_response');
   });
 
+  it('reads a message of null as none', () => {
+    const text = JSON.stringify({ code: 0, message: null, data: { execution, result: { events: [], source } } });
+    const a = readAnswer(earthquakeResultSchema, 200, null, text, 0);
+    expect([a.kind, a.message]).toEqual([null, null]);
+  });
+
   it('reads events: null as no events', () => {
     const a = readAnswer(earthquakeResultSchema, 200, null, body({ events: null, source }), 0);
     expect(a.kind).toBeNull();
