@@ -3,9 +3,10 @@
  * no answer of that run returned is a candidate: deleted upstream, or revised out of the stream's
  * filters, or moved in time. It is marked deleted only on proof that the catalog no longer holds
  * it anywhere near its time: an unfiltered answer, too small to be truncated, over its time give
- * or take a revision's move and the precision of stored times (`REACH_MS`). For an unfiltered stream the window's own answers are that proof when the event
- * lies well inside the window; otherwise a targeted check asks. An answer that holds the event
- * means it was revised (it is updated, not marked). Pure: the caller makes the calls and writes.
+ * or take a revision's move and the precision of stored times (`REACH_MS`). For an unfiltered
+ * stream the window's own answers are that proof when the event lies well inside the window;
+ * otherwise a targeted check asks. An answer that holds the event means it was revised (it is
+ * updated, not marked). Pure: the caller makes the calls and writes.
  */
 import { MINUTE_MS, SECOND_MS } from '../domain/time.js';
 import type { Region } from './truncation/frontier.js';
