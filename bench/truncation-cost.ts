@@ -56,7 +56,7 @@ const advs: Record<string, Adversary> = {
   cap100: { mode: 'newest', cap: 100 },
   wholeSecEx: {
     mode: 'random',
-    wholeSecondTimes: true,
+    reportedUnitMs: 1000,
     startExclusive: 'sometimes',
     endExclusive: 'sometimes',
     ignoreFraction: true,

@@ -56,7 +56,8 @@ export interface Adversary {
   startExclusive?: boolean | 'sometimes';
   endExclusive?: boolean | 'sometimes';
   ignoreFraction?: boolean;
-  wholeSecondTimes?: boolean;
+  /** Reported times truncated to this unit: 1000 whole seconds, 60,000 whole minutes (exact when absent). */
+  reportedUnitMs?: number;
   /** The real cap, below max_results for a silently capped gateway. */
   cap?: number;
 }
@@ -166,7 +167,7 @@ export function simulatedGateway(catalog: readonly CatalogEvent[], a: Adversary,
       const kept = keep(matched, Math.min(maxResults, a.cap ?? maxResults));
       return kept.map((e) => ({
         id: e.id,
-        timeMs: a.wholeSecondTimes ? Math.floor(e.timeMs / 1000) * 1000 : e.timeMs,
+        timeMs: Math.floor(e.timeMs / (a.reportedUnitMs ?? 1)) * (a.reportedUnitMs ?? 1),
       }));
     },
   };
