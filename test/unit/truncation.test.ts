@@ -495,6 +495,35 @@ describe('property: whatever the gateway does within the spec, nothing is lost',
     );
   });
 
+  it('times reported to the minute, a burst of hundreds of events in five seconds: the walk halves its way to it', () => {
+    // An hour: half its events spread over it or a cluster of an hour, half in five seconds 29 minutes in.
+    const rng = createRng(3);
+    const n = 300 + Math.floor(rng() * 1200);
+    const ws = START + Math.floor(rng() * 999_999);
+    const clusters = Array.from({ length: 1 + Math.floor(rng() * 3) }, () => ({
+      at: ws + rng() * 3_600_000,
+      width: rng() < 0.5 ? 5_000 : 3_600_000,
+    }));
+    const events: CatalogEvent[] = Array.from({ length: n }, (_, i) => {
+      const r = rng();
+      const c = clusters[Math.floor(rng() * clusters.length)]!;
+      const t = r < 0.5 ? ws + rng() * 3_600_000 : c.at + (rng() - 0.5) * c.width;
+      const at = { latitude: Math.asin(2 * rng() - 1) * (180 / Math.PI), longitude: rng() * 360 - 180 };
+      return { id: `m${i}`, timeMs: Math.round(Math.min(ws + 3_600_000, Math.max(ws, t))), magnitude: 1, ...at };
+    });
+    const window = { startMs: ws, endMs: ws + 3_600_000 };
+    const run = runWindow(
+      simulatedGateway(events, { mode: 'oldest', reportedUnitMs: 60_000 }, 3),
+      window,
+      knownCap(200),
+    );
+    // Placed from the burst's reported minute, before the chunk, the chunks were two seconds at the anchor: a
+    // second a call, and the window failed at 75 calls.
+    expect(run.failure).toBeNull();
+    expect(lostIn(events, window, run)).toEqual([]);
+    expect(run.calls).toBeLessThanOrEqual(40);
+  });
+
   // Placing assumes reported times within a second of the true ones: to the minute, a minute holding
   // more than a cap (these catalogs' clusters of five seconds) may take calls up to the run's ceiling.
   // Then the window fails and says so; no event is lost silently.

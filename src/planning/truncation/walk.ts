@@ -147,12 +147,17 @@ function place(
   fullReach: number | null,
   shrinkMs: number | null,
 ): Placement | 'crowded' {
-  const points = sample ? descending(sample.points) : [];
+  const all = sample ? descending(sample.points) : [];
+  // A point a second or more past the anchor's end is no event of the region: the gateway reports
+  // times coarser than it filters on (to the minute), and such points would place every chunk at the
+  // anchor, a second at a time.
+  const points = all.filter((p) => p < r.hi + PRECISION_MS);
+  const coarse = points.length < all.length;
   let x: number | null;
   let guessed = false;
   if (sample?.trust === 'exact') {
     const k = Math.min(points.length, fit.cap - exactMargin(fit.cap));
-    x = ceilSecond(points[k - 1]! + PRECISION_MS);
+    x = k === 0 ? null : ceilSecond(points[k - 1]! + PRECISION_MS);
     guessed = true;
   } else {
     const target = FILL * fit.cap;
@@ -177,7 +182,8 @@ function place(
     x = candidates.length > 0 ? Math.max(...candidates) : null;
   }
   const half = inHalves(r, fit, rate, sample, fullReach);
-  if (half) x = (r.lo + r.hi) / 2;
+  // After a full answer whose points said nothing of the region, halve it: where its events lie is unknown.
+  if (half || (coarse && fullReach !== null && (x === null || x >= r.hi - 2 * SECOND_MS))) x = (r.lo + r.hi) / 2;
   const lowest = fullReach === null ? r.lo : fullReach + SECOND_MS;
   const shrunk = shrinkMs === null ? lowest : Math.max(lowest, r.hi - shrinkMs);
   if (x === null || (fullReach === null && !half && (x <= r.lo || wholeFits(r, fit, rate, sample))))
