@@ -84,6 +84,20 @@ const KNOBS: Knob[] = [
     minMagnitude: 2.5,
   },
   { name: 'silent cap of 100', options: { order: 'newest', silentCap: 100 }, bound: 1.6 },
+  // Everything the spec leaves open at once, each the hard way.
+  {
+    name: 'random order, times to the minute, both ends exclusive, fractions ignored, a silent cap of 150',
+    options: {
+      order: 'random',
+      timePrecision: 'minute',
+      startBoundary: 'exclusive',
+      endBoundary: 'exclusive',
+      ignoreFractionalSeconds: true,
+      silentCap: 150,
+    },
+    bound: 2.0,
+    reportedUnitMs: 60_000,
+  },
   // Kept by id, a truncated answer is spread over its whole chunk like a random one.
   { name: 'smallest ids first', options: { order: 'id' }, bound: 2.0 },
   { name: 'largest ids first', options: { order: 'id-desc' }, bound: 2.0 },
