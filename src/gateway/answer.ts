@@ -117,7 +117,8 @@ export function readAnswer<R extends z.ZodType>(
       holdsNothing(parsed.data?.data.result, empty.list);
     if (!parsed.success) problem = `answer does not fit the spec: ${describeIssues(parsed.error)}`;
     else if (typed?.success) result = typed.data as z.infer<R>;
-    else if (nothing) result = empty.result;
+    // A copy: a worker empties each answer's event list once it is used.
+    else if (nothing) result = structuredClone(empty.result);
     else problem = `result does not fit the spec: ${typed ? describeIssues(typed.error) : ''}`;
   }
   const outcome = execution?.outcome ?? null;
