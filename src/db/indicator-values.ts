@@ -5,6 +5,7 @@ import type { Db, Tx } from './connection.js';
 import {
   countries,
   countryCodeAliases,
+  indicatorCodeAliases,
   indicators,
   indicatorSeries,
   indicatorValueRevisions,
@@ -107,7 +108,7 @@ export async function upsertValues(
 async function upsertSeriesMetadata(
   tx: Tx,
   result: IndicatorResult,
-  requestedCountry: string,
+  requested: { indicator: string; country: string },
   seenAt: Date,
   executionRowId: number,
 ) {
@@ -119,6 +120,18 @@ async function upsertSeriesMetadata(
       set: { name: sql`excluded.name`, updatedAt: sql`excluded.updated_at` },
     });
   await tx
+    .insert(indicatorCodeAliases)
+    .values({
+      requestedCode: requested.indicator,
+      indicatorId: result.indicator.id,
+      firstSeenAt: seenAt,
+      lastSeenAt: seenAt,
+    })
+    .onConflictDoUpdate({
+      target: indicatorCodeAliases.requestedCode,
+      set: { indicatorId: sql`excluded.indicator_id`, lastSeenAt: sql`excluded.last_seen_at` },
+    });
+  await tx
     .insert(countries)
     .values({ id: result.country.id, name: result.country.name, updatedAt: seenAt })
     .onConflictDoUpdate({
@@ -127,7 +140,7 @@ async function upsertSeriesMetadata(
     });
   await tx
     .insert(countryCodeAliases)
-    .values({ requestedCode: requestedCountry, countryId: result.country.id, firstSeenAt: seenAt, lastSeenAt: seenAt })
+    .values({ requestedCode: requested.country, countryId: result.country.id, firstSeenAt: seenAt, lastSeenAt: seenAt })
     .onConflictDoUpdate({
       target: countryCodeAliases.requestedCode,
       set: { countryId: sql`excluded.country_id`, lastSeenAt: sql`excluded.last_seen_at` },
@@ -159,10 +172,10 @@ export async function recordIndicatorAnswer(
   record: AttemptRecord,
   ctx: CallContext,
   result: IndicatorResult,
-  request: { country: string; startYear: number; endYear: number },
+  request: { indicator: string; country: string; startYear: number; endYear: number },
 ): Promise<{ executionRowId: number; rowsWritten: number }> {
   const writeRows = async (tx: Tx, id: number) => {
-    await upsertSeriesMetadata(tx, result, request.country, record.finishedAt, id);
+    await upsertSeriesMetadata(tx, result, request, record.finishedAt, id);
     const written = await upsertValues(
       tx,
       valueRows(result, request, record.finishedAt, id),

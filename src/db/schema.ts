@@ -273,6 +273,19 @@ export const countryCodeAliases = pgTable('country_code_aliases', {
   lastSeenAt: tz('last_seen_at').notNull(),
 });
 
+/**
+ * The indicator code a stream asks for, and the indicator id the gateway answered with (the World
+ * Bank answers `ny.gdp.mktp.cd` as `NY.GDP.MKTP.CD`): how a stream finds its values.
+ */
+export const indicatorCodeAliases = pgTable('indicator_code_aliases', {
+  requestedCode: text('requested_code').primaryKey(),
+  indicatorId: text('indicator_id')
+    .notNull()
+    .references(() => indicators.id),
+  firstSeenAt: tz('first_seen_at').notNull(),
+  lastSeenAt: tz('last_seen_at').notNull(),
+});
+
 export const indicatorSeries = pgTable(
   'indicator_series',
   {

@@ -75,6 +75,7 @@ const DATA_TABLES = [
   'country_code_aliases',
   'earthquake_events',
   'earthquake_revisions',
+  'indicator_code_aliases',
   'indicator_series',
   'indicator_value_revisions',
   'indicator_values',

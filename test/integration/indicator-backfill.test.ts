@@ -4,6 +4,7 @@ import { parseIndicatorFlags } from '../../src/cli/backfill-request.js';
 import {
   countryCodeAliases,
   gatewayExecutions,
+  indicatorCodeAliases,
   indicatorSeries,
   indicatorValueRevisions,
   indicatorValues,
@@ -15,6 +16,7 @@ import {
   type RunningEmulator,
 } from '@gateway-ingest/emulator';
 import { enqueueIndicatorBackfill } from '../../src/ingest/enqueue-backfill.js';
+import { streamFreshness } from '../../src/db/queries/freshness.js';
 import { dataFolder } from '@gateway-ingest/emulator';
 import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
 import { startPipeline, type Pipeline } from '../support/pipeline.js';
@@ -167,6 +169,30 @@ describe('indicator backfill of the real World Bank files', () => {
       .from(gatewayExecutions)
       .where(eq(gatewayExecutions.streamKey, summaries[0]!.streamKey));
     expect(rewritten.map((r) => r.rows)).toEqual([0]);
+  });
+
+  it('a stream naming its indicator in another case than the gateway finds its values: status shows their last year', async () => {
+    const summaries = await enqueueIndicatorBackfill(db.db, pipeline.queues.indicator, {
+      indicators: ['ny.gdp.mktp.cd'],
+      countries: ['US'],
+      fromYear: 1960,
+      toYear: 2026,
+      refresh: false,
+    });
+    expect(await pipeline.run(summaries)).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
+    const aliases = await db.db.select().from(indicatorCodeAliases);
+    expect(Object.fromEntries(aliases.map((a) => [a.requestedCode, a.indicatorId]))).toMatchObject({
+      'ny.gdp.mktp.cd': 'NY.GDP.MKTP.CD',
+      'NY.GDP.MKTP.CD': 'NY.GDP.MKTP.CD',
+    });
+    // Looked up under the code the stream names alone, its values would not be found ("none yet" in status).
+    const freshness = await streamFreshness(db.db);
+    const lower = freshness.get(summaries[0]!.streamKey)!;
+    const upper = [...freshness.entries()].find(
+      ([k]) => k === summaries[0]!.streamKey.replace('ny.gdp.mktp.cd', 'NY.GDP.MKTP.CD'),
+    );
+    expect(lower.lastValueYear).not.toBeNull();
+    expect(lower.lastValueYear).toBe(upper![1].lastValueYear);
   });
 
   it('an unknown country is a parameters failure, not retried, with the gateway message kept', async () => {

@@ -30,7 +30,9 @@ const NEWEST_EVENT_TIME = sql.raw(`(select max(e.time) from earthquake_events e
 
 /** Over `ingest_streams s`: the last year of an indicator series holding a value. */
 const LAST_VALUE_YEAR = sql.raw(`(select max(v.year) from indicator_values v
-        where s.operation = 'indicator' and v.value is not null and v.indicator_id = s.params ->> 'indicator'
+        where s.operation = 'indicator' and v.value is not null and v.indicator_id = coalesce(
+            (select a.indicator_id from indicator_code_aliases a where a.requested_code = s.params ->> 'indicator'),
+            s.params ->> 'indicator')
           and v.country_id = coalesce(
             (select a.country_id from country_code_aliases a where a.requested_code = s.params ->> 'country'),
             s.params ->> 'country'))::int as last_value_year`);
