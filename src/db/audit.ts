@@ -186,7 +186,9 @@ export async function abandonAttempt(
 
 /** No answer at all (no HTTP response) may still have been billed: such an attempt is billed unknown. */
 export function billedOf(r: AttemptRecord): boolean | null {
-  return r.httpStatus === null ? null : r.billed;
+  const answerLost = r.errorKind === 'timeout' || r.errorKind === 'transport';
+  // An answer that stopped before its outcome says nothing of billing, whether or not headers came.
+  return r.httpStatus === null || (answerLost && r.outcome === null) ? null : r.billed;
 }
 
 /** What completing an audit row writes: the answer's facts, or what is known of a failure. */

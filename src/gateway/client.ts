@@ -2,6 +2,7 @@ import { Agent, request, errors as undiciErrors } from 'undici';
 import type * as z from 'zod';
 import type { Attempt, AttemptRecord } from './attempt.js';
 import { readAnswer, type EmptyMatch } from './answer.js';
+import { MAX_BODY_BYTES, readBody, type BodyRead } from './body.js';
 import {
   EMPTY_EARTHQUAKE_MATCH,
   earthquakeRequestSchema,
@@ -71,6 +72,7 @@ export class UndiciGateway implements Gateway {
       headersTimeout: config.timeoutMs,
       bodyTimeout: config.timeoutMs,
       connectTimeout: Math.min(config.timeoutMs, 10_000),
+      maxResponseSize: MAX_BODY_BYTES,
     });
   }
 
@@ -95,7 +97,11 @@ export class UndiciGateway implements Gateway {
 
   #headers(): Record<string, string> {
     const { authHeader, key } = this.#config;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'accept-encoding': 'gzip, deflate, br',
+    };
     if (authHeader === 'authorization') headers.authorization = `Bearer ${key}`;
     else headers['x-api-key'] = key;
     return headers;
@@ -114,6 +120,16 @@ export class UndiciGateway implements Gateway {
     throw new GatewayError('parameters', `refused to send an invalid ${operation} request: ${why}`, {
       cause: parsed.error,
     });
+  }
+
+  /**
+   * A body that stopped midway is a transport failure, whatever arrived of it: what it began with
+   * is audited (the execution says whether the gateway billed it), nothing of it is stored.
+   */
+  #cutOff(got: BodyRead, signal?: AbortSignal): { kind: 'timeout' | 'transport'; detail: string } {
+    const kind = signal?.aborted ? 'transport' : transportKind(got.error);
+    const why = this.#withoutKey(errorText(got.error));
+    return { kind, detail: `the answer stopped after ${got.text.length} characters: ${why}` };
   }
 
   async #call<Q extends object, R extends z.ZodType>(
@@ -138,17 +154,18 @@ export class UndiciGateway implements Gateway {
         dispatcher: this.#agent,
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
-      const text = await res.body.text();
+      const got = await readBody(res.body, res.headers['content-encoding']);
       const retryAfter = res.headers['retry-after'];
       const read = readAnswer(
         resultSchema,
         res.statusCode,
         typeof retryAfter === 'string' ? retryAfter : null,
-        text,
+        got.text,
         Date.now(),
         path,
         empty,
       );
+      const cut = got.error === null ? null : this.#cutOff(got, signal);
       const record: AttemptRecord = {
         ...base,
         httpStatus: read.httpStatus,
@@ -159,12 +176,13 @@ export class UndiciGateway implements Gateway {
         units: read.units,
         executionId: read.executionId,
         invocationId: read.invocationId,
-        errorKind: read.kind,
-        errorDetail: read.problem,
+        errorKind: cut?.kind ?? read.kind,
+        errorDetail: cut?.detail ?? read.problem,
         retryAfterMs: read.retryAfterMs,
         finishedAt: this.#now(),
         durationMs: Math.round(performance.now() - t0),
       };
+      if (cut !== null) return { ok: false, record, cause: got.error };
       if (read.kind === null && read.result !== null) return { ok: true, record, result: read.result };
       return { ok: false, record, cause: null };
     } catch (cause) {

@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { gatewayExecutions } from '../../src/db/schema.js';
-import { NO_FILTERS } from '../../src/domain/filters.js';
-import { loadUsgsFile, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
-import { dataFolder } from '@gateway-ingest/emulator';
-import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
 import { asStored, storedEvents } from '../support/events.js';
-import { startGatewayProxy, type Rewritten } from '../support/gateway-proxy.js';
-import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
-import { startPipeline } from '../support/pipeline.js';
+import type { Rewritten } from '../support/gateway-proxy.js';
+import { backfillThrough, catalogOf, TWO_DAYS } from '../support/proxied-backfill.js';
 
 /**
  * Answers within the spec whose text other systems read differently: JSON strings holding U+0000
@@ -16,10 +11,7 @@ import { startPipeline } from '../support/pipeline.js';
  * Each is stored as the instant or text it says, instead of failing the window (and paying again)
  * or storing another time.
  */
-const MONTH = `${dataFolder}usgs/all_month_2025-05-06_2025-06-05.csv`;
-const KEY = 'test-key-hostile-text';
-const FROM = Date.parse('2025-05-10T00:00:00Z');
-const TO = Date.parse('2025-05-12T00:00:00Z');
+const FROM = TWO_DAYS.fromMs;
 const NUL = '\\u0000';
 
 /** Every place gains a NUL and a lone high surrogate, every envelope a message with a lone low one. */
@@ -44,35 +36,7 @@ function emptyAsNotFound(body: string): Rewritten {
   return { status: 404, body: JSON.stringify({ ...rest, message: 'no events', data: { execution: data.execution } }) };
 }
 
-/** Backfills `fromMs`..`toMs` through a gateway whose answers pass `rewrite`, then hands over the database and emulator. */
-async function backfillThrough(
-  rewrite: (body: string, status: number) => Rewritten,
-  check: (db: TestDatabase, emulator: RunningEmulator) => Promise<void>,
-  { fromMs, toMs } = { fromMs: FROM, toMs: TO },
-): Promise<void> {
-  const db = await createTestDatabase();
-  const emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH], indicatorFiles: [], seed: 3 });
-  const proxy = await startGatewayProxy(emulator.url, rewrite);
-  const pipeline = startPipeline(db, { ...emulator, url: proxy.url }, KEY, { attempts: 1 });
-  try {
-    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
-      filters: NO_FILTERS,
-      fromMs,
-      toMs,
-      refresh: false,
-    });
-    expect(await pipeline.run([summary])).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
-    await check(db, emulator);
-  } finally {
-    await pipeline.close();
-    await proxy.close();
-    await emulator.close();
-    await db.drop();
-  }
-}
-
-const catalogDays = async () =>
-  (await loadUsgsFile(MONTH)).filter((e) => Date.parse(e.time) >= FROM && Date.parse(e.time) <= TO);
+const catalogDays = () => catalogOf();
 
 describe('answers holding text PostgreSQL cannot store', () => {
   it('are stored whole, each such character replaced by U+FFFD, and audited', async () => {

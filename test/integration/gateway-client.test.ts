@@ -1,6 +1,8 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { billedOf } from '../../src/db/audit.js';
+import { MAX_BODY_BYTES } from '../../src/gateway/body.js';
 import { UndiciGateway } from '../../src/gateway/client.js';
 
 /**
@@ -67,6 +69,69 @@ describe('a gateway answering more events than max_results', () => {
       expect(fits.ok).toBe(true);
     } finally {
       await gateway.close();
+    }
+  });
+});
+
+/** A server that answers every request with `respond`. */
+async function serving(respond: (res: ServerResponse) => void): Promise<{ url: string; server: Server }> {
+  const s = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => respond(res));
+  });
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, server: s };
+}
+
+describe('a body the client cannot take whole', () => {
+  const request = {
+    provider: 'quake-catalog' as const,
+    start_time: '2025-05-06T00:00:00Z',
+    end_time: '2025-05-07T00:00:00Z',
+  };
+
+  it('in a content coding the request did not ask for: a transport failure naming it, billing unknown', async () => {
+    const { url, server: s } = await serving((res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'zstd' });
+      res.end('(&\xb5/\xfd');
+    });
+    const gateway = new UndiciGateway({ baseUrl: url, key: 'k3y', authHeader: 'authorization', timeoutMs: 5_000 });
+    try {
+      const got = await gateway.queryEarthquakes(request);
+      expect(got.ok).toBe(false);
+      expect(got.record).toMatchObject({ httpStatus: 200, errorKind: 'transport', outcome: null });
+      expect(billedOf(got.record)).toBeNull();
+      expect(got.record.errorDetail).toMatch(/content coding "zstd", which the request did not ask for/);
+    } finally {
+      await gateway.close();
+      s.close();
+    }
+  });
+
+  it(`past ${MAX_BODY_BYTES} bytes: cut off there, its execution still read`, async () => {
+    const execution = { id: 'exec_big', invocation_id: 'inv', outcome: 'succeeded', usage: { units: 1 } };
+    const head = `{"code":0,"data":{"execution":${JSON.stringify(execution)},"result":{"events":[{"place":"`;
+    const { url, server: s } = await serving((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write(head);
+      const block = 'x'.repeat(1 << 20);
+      let sent = 0;
+      const more = (): void => {
+        while (sent++ < 40) if (!res.write(block)) return void res.once('drain', more);
+        res.end('"}]}}}');
+      };
+      more();
+    });
+    const gateway = new UndiciGateway({ baseUrl: url, key: 'k', authHeader: 'authorization', timeoutMs: 10_000 });
+    try {
+      const got = await gateway.queryEarthquakes(request);
+      expect(got.ok).toBe(false);
+      expect(got.record).toMatchObject({ httpStatus: 200, errorKind: 'transport', outcome: 'succeeded', billed: true });
+      expect(got.record.executionId).toBe('exec_big');
+    } finally {
+      await gateway.close();
+      s.closeAllConnections();
+      s.close();
     }
   });
 });

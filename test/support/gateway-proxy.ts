@@ -1,4 +1,4 @@
-import { createServer } from 'node:http';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface GatewayProxy {
@@ -8,13 +8,17 @@ export interface GatewayProxy {
   close(): Promise<void>;
 }
 
-/** An answer as the proxy sends it on: its body, and its HTTP status where `rewrite` changes that too. */
-export type Rewritten = string | { status: number; body: string };
+/**
+ * An answer as the proxy sends it on: its body, or also its HTTP status, headers of its own (a
+ * content coding), and a byte count after which the connection is cut mid-body.
+ */
+export type Rewritten =
+  string | { status: number; body: string | Buffer; headers?: Record<string, string>; cutAfterBytes?: number };
 
 /** Forwards every request to `target`, noting when each one arrives; `rewrite` may change each answer's body and status. */
 export async function startGatewayProxy(
   target: string,
-  rewrite: (body: string, status: number) => Rewritten = (body) => body,
+  rewrite: (body: string, status: number, asked: IncomingHttpHeaders) => Rewritten = (body) => body,
 ): Promise<GatewayProxy> {
   const arrivals: string[] = [];
   const server = createServer((req, res) => {
@@ -33,10 +37,13 @@ export async function startGatewayProxy(
         body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
       })
         .then(async (answer) => {
-          const out = rewrite(await answer.text(), answer.status);
-          const { status, body } = typeof out === 'string' ? { status: answer.status, body: out } : out;
-          res.writeHead(status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
-          res.end(body);
+          const out = rewrite(await answer.text(), answer.status, req.headers);
+          const o = typeof out === 'string' ? { status: answer.status, body: out } : out;
+          const contentType = answer.headers.get('content-type') ?? 'application/json';
+          const body = typeof o.body === 'string' ? Buffer.from(o.body) : o.body;
+          res.writeHead(o.status, { 'content-type': contentType, 'content-length': body.length, ...o.headers });
+          if (o.cutAfterBytes === undefined) res.end(body);
+          else res.write(body.subarray(0, o.cutAfterBytes), () => res.socket?.destroy());
         })
         .catch(() => res.socket?.destroy());
     });
