@@ -53,12 +53,14 @@ export class GatewayError extends Error {
       retryAfterMs?: number | null;
       cause?: unknown;
       failuresInRow?: number;
+      /** A refusal the gateway's clock alone may explain (gateway/classify.ts `clockBound`): asked again later. */
+      clockBound?: boolean;
     } = {},
   ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
   }
   get retryable(): boolean {
-    return retryPolicyOf(this.kind) !== 'never';
+    return retryPolicyOf(this.kind) !== 'never' || this.details.clockBound === true;
   }
   get retryAfterMs(): number | null {
     return this.details.retryAfterMs ?? null;

@@ -18,6 +18,7 @@ import { UsageError } from '../errors.js';
 import type { BackfillRequest } from '../ingest/plan.js';
 import { resolveYearRange } from '../planning/chunks.js';
 import { parseCodeFlag, parseInstantFlag, parseNumberFlag, parseYearFlag } from './flags.js';
+import { currentYearEverywhere } from '../domain/time.js';
 
 /** The flags of `earthquakeRangeOptions`, as commander hands them over. */
 export interface EarthquakeRangeFlags {
@@ -103,7 +104,7 @@ export async function streamRequest(
   const years = resolveYearRange({
     fromYear: indicator.fromYear ?? undefined,
     toYear: indicator.toYear ?? undefined,
-    currentYear: new Date(nowMs).getUTCFullYear(),
+    currentYear: currentYearEverywhere(nowMs),
   });
   return {
     operation: 'indicator',

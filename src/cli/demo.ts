@@ -8,6 +8,7 @@ import { demoBanner, demoDatabaseUrl, demoEnv } from './demo-env.js';
 import { exitFor } from './exit.js';
 import { loadEnv } from './runtime.js';
 import { awaitBackfill, openSession } from './session.js';
+import { currentYearEverywhere } from '../domain/time.js';
 
 const out = (line = '') => process.stdout.write(`${line}\n`);
 
@@ -45,7 +46,7 @@ async function demo(): Promise<number> {
         indicators: ['NY.GDP.MKTP.CD', 'SP.POP.TOTL', 'SP.DYN.IMRT.IN'],
         countries: ['USA', 'CHN', 'WLD', 'DEU', 'IND'],
         fromYear: 1960,
-        toYear: new Date().getUTCFullYear(),
+        toYear: currentYearEverywhere(Date.now()),
         refresh: false,
       })),
     ];

@@ -6,7 +6,7 @@ import type { ResolvedJobsFile } from '../config/jobs-file.js';
 import type { StreamFreshness } from '../db/queries/freshness.js';
 import { emptyStreamStatus, type StreamStatus } from '../db/queries/status.js';
 import { declaredStreams, type Declared } from '../service/declared-streams.js';
-import { toRfc3339 } from '../domain/time.js';
+import { currentYearEverywhere, toRfc3339 } from '../domain/time.js';
 import { timeCoverage, type Interval } from '../domain/interval.js';
 import { coverageOf, type Range } from '../domain/ranges.js';
 
@@ -118,7 +118,7 @@ export function buildStatusReport(
   file: ResolvedJobsFile | null,
   nowMs: number,
 ): StreamReport[] {
-  const declared = file ? declaredStreams(file, new Date(nowMs).getUTCFullYear()) : new Map<string, Declared>();
+  const declared = file ? declaredStreams(file, currentYearEverywhere(nowMs)) : new Map<string, Declared>();
   const known = new Set(rows.map((r) => r.streamKey));
   const missing = [...declared.entries()]
     .filter(([key]) => !known.has(key))

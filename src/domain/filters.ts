@@ -80,7 +80,7 @@ export const indicatorSeriesSchema = z.strictObject({
 });
 export type IndicatorSeries = z.infer<typeof indicatorSeriesSchema>;
 
-/** A year the indicator query accepts: 1960 or later and not after the current year (UTC). */
+/** A year the indicator query accepts: 1960 or later and not after `currentYear` (domain/time.ts `currentYearEverywhere`). */
 export function yearSchema(currentYear: number) {
   return z
     .number()

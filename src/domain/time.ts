@@ -191,3 +191,20 @@ export function secondBefore(ms: number): number {
   const floor = startOfSecond(ms).getTime();
   return floor < ms ? floor : addSeconds(floor, -1).getTime();
 }
+
+/**
+ * The year it is at `nowMs` on every clock the gateway may read: the spec's "current year" is the
+ * gateway's, in a time zone it does not give (UTC-12 is still in the old year 12 hours into the
+ * new one in UTC), on a clock that may be slow. So a day of margin: nothing is published for a year
+ * on its first day, and an end year past the gateway's current year fails the call for good.
+ */
+export function currentYearEverywhere(nowMs: number): number {
+  return new Date(nowMs - DAY_MS).getUTCFullYear();
+}
+
+/**
+ * How far behind ours the gateway's clock may be when it judges "not in the future": a request
+ * starting later than this before now may be refused for that alone, and is asked again later
+ * rather than failed.
+ */
+export const GATEWAY_CLOCK_SLACK_MS = 60 * MINUTE_MS;

@@ -2,6 +2,8 @@
  * Pure classification of one HTTP attempt into the audit's error kinds (see errors.ts for how
  * each kind is retried), and the Retry-After header.
  */
+import type { Operation } from '../domain/spec.js';
+import { currentYearEverywhere, GATEWAY_CLOCK_SLACK_MS, parseRfc3339 } from '../domain/time.js';
 import type { ErrorKind } from '../errors.js';
 
 export interface AttemptFacts {
@@ -67,4 +69,18 @@ export function parseRetryAfterMs(header: string | null | undefined, nowMs: numb
   if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
   const at = Date.parse(trimmed);
   return Number.isNaN(at) ? null : Math.max(0, at - nowMs);
+}
+
+/**
+ * A request whose refusal the gateway's clock alone may explain: an earthquake query starting
+ * within GATEWAY_CLOCK_SLACK_MS of `sentAtMs` ("not in the future" on a clock behind ours), or an
+ * indicator query ending in a year not every time zone has reached ("not after the current year").
+ * Such a refusal costs nothing (parameter errors are not billed) and time fixes it.
+ */
+export function clockBound(operation: Operation, request: Record<string, unknown>, sentAtMs: number): boolean {
+  if (operation === 'earthquake') {
+    const start = typeof request.start_time === 'string' ? parseRfc3339(request.start_time) : null;
+    return start !== null && start > sentAtMs - GATEWAY_CLOCK_SLACK_MS;
+  }
+  return typeof request.end_year === 'number' && request.end_year > currentYearEverywhere(sentAtMs);
 }

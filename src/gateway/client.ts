@@ -2,6 +2,7 @@ import { Agent, request, errors as undiciErrors } from 'undici';
 import type * as z from 'zod';
 import type { Attempt, AttemptRecord } from './attempt.js';
 import { readAnswer, type EmptyMatch } from './answer.js';
+import { clockBound } from './classify.js';
 import { MAX_BODY_BYTES, readBody, type BodyRead } from './body.js';
 import {
   EMPTY_EARTHQUAKE_MATCH,
@@ -213,13 +214,16 @@ export function attemptError(record: AttemptRecord, cause: unknown): GatewayErro
   const kind = record.errorKind ?? 'unknown';
   const status = record.httpStatus === null ? 'no response' : `HTTP ${record.httpStatus}`;
   const outcome = record.outcome ? `, outcome ${record.outcome}` : '';
+  const clock = kind === 'parameters' && clockBound(record.operation, record.request, record.startedAt.getTime());
+  const later = clock ? "; the gateway's clock may be behind ours on this request, so it is asked again later" : '';
   return new GatewayError(
     kind,
-    `${record.operation} call failed (${kind}, ${status}${outcome}): ${record.errorDetail ?? 'no detail'}`,
+    `${record.operation} call failed (${kind}, ${status}${outcome}): ${record.errorDetail ?? 'no detail'}${later}`,
     {
       httpStatus: record.httpStatus,
       retryAfterMs: record.retryAfterMs,
       cause,
+      clockBound: clock,
     },
   );
 }

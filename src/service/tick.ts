@@ -12,6 +12,7 @@ import type { Log } from '../log.js';
 import { resolveYearRange } from '../planning/chunks.js';
 import { planLookbackWindows } from '../planning/windows.js';
 import { TICK_QUEUE, type TickData } from './schedulers.js';
+import { currentYearEverywhere } from '../domain/time.js';
 
 export const tickSchema = z.strictObject({
   kind: z.enum(['earthquake', 'indicator']),
@@ -61,7 +62,7 @@ async function earthquakeRun(
 }
 
 function indicatorRun(s: IndicatorStreamConfig, nowMs: number, deps: TickDeps): Promise<RefreshSummary[]> {
-  const currentYear = new Date(nowMs).getUTCFullYear();
+  const currentYear = currentYearEverywhere(nowMs);
   const years = resolveYearRange({ fromYear: s.fromYear ?? undefined, toYear: s.toYear ?? undefined, currentYear });
   return enqueueIndicatorRefresh(deps.db, deps.queues.indicator, {
     indicators: s.indicators,

@@ -13,7 +13,7 @@ import {
   gatewayExecutions,
   ingestPartitions,
 } from '../../src/db/schema.js';
-import { DAY_MS, toRfc3339 } from '../../src/domain/time.js';
+import { currentYearEverywhere, DAY_MS, toRfc3339 } from '../../src/domain/time.js';
 import { dataFolder, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { packageRoot } from '../../src/paths.js';
 import { createTestDatabase, trustGatewayCap, uniquePrefix, type TestDatabase } from '../support/isolation.js';
@@ -267,7 +267,7 @@ describe('dashboard: status page and Bull Board', () => {
         expect(await macro.textContent()).toMatch(/partitions: (\d+) of \1 ingested, 0 queued/);
         expect(await macro.textContent()).toMatch(/last year with a value \d{4}/);
         expect(await macro.locator('p.coverage').textContent()).toContain(
-          `coverage of ${MACRO_SERIES} series 1960 .. ${new Date().getUTCFullYear()}: 100.00%, no gaps`,
+          `coverage of ${MACRO_SERIES} series 1960 .. ${currentYearEverywhere(Date.now())}: 100.00%, no gaps`,
         );
         expect(await macro.locator('tr[data-series]').count()).toBe(MACRO_SERIES);
         // The error a retry overcame reads as resolved, with the time of that success; nothing reads as current.

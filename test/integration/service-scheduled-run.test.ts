@@ -14,6 +14,7 @@ import {
   type JobsDir,
   type ServiceFixture,
 } from '../support/service.js';
+import { currentYearEverywhere } from '../../src/domain/time.js';
 
 const POP = `${dataFolder}worldbank/API_SP.POP.TOTL_DS2_en_csv_v2.csv`;
 const HOUR = 3_600_000;
@@ -151,7 +152,7 @@ describe('start: scheduled runs', () => {
     expect(quakes?.billedCalls).toBeGreaterThan(0);
     expect(quakes?.coverage).toMatchObject({ unit: 'time' });
     const population = report.find((r) => r.streamKey === 'indicator:SP.POP.TOTL:USA');
-    const year = new Date().getUTCFullYear();
+    const year = currentYearEverywhere(Date.now());
     expect(population).toMatchObject({
       name: 'population',
       freshness: { lastValueYear: 2016 },

@@ -15,10 +15,15 @@ export interface GatewayProxy {
 export type Rewritten =
   string | { status: number; body: string | Buffer; headers?: Record<string, string>; cutAfterBytes?: number };
 
-/** Forwards every request to `target`, noting when each one arrives; `rewrite` may change each answer's body and status. */
+/**
+ * Forwards every request to `target`, noting when each one arrives; `rewrite` may change each
+ * answer's body and status, and `answerFirst` may answer a request itself (given its body), which
+ * then never reaches the target.
+ */
 export async function startGatewayProxy(
   target: string,
   rewrite: (body: string, status: number, asked: IncomingHttpHeaders) => Rewritten = (body) => body,
+  answerFirst: (request: string) => Rewritten | null = () => null,
 ): Promise<GatewayProxy> {
   const arrivals: string[] = [];
   const server = createServer((req, res) => {
@@ -31,15 +36,22 @@ export async function startGatewayProxy(
         const v = req.headers[name];
         if (typeof v === 'string') headers[name] = v;
       }
-      fetch(`${target}${req.url ?? '/'}`, {
-        method: req.method ?? 'POST',
-        headers,
-        body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
-      })
-        .then(async (answer) => {
-          const out = rewrite(await answer.text(), answer.status, req.headers);
-          const o = typeof out === 'string' ? { status: answer.status, body: out } : out;
-          const contentType = answer.headers.get('content-type') ?? 'application/json';
+      const own = answerFirst(Buffer.concat(chunks).toString());
+      const answer =
+        own !== null
+          ? Promise.resolve({ out: own, status: 200, contentType: 'application/json' })
+          : fetch(`${target}${req.url ?? '/'}`, {
+              method: req.method ?? 'POST',
+              headers,
+              body: chunks.length > 0 ? Buffer.concat(chunks) : undefined,
+            }).then(async (a) => ({
+              out: rewrite(await a.text(), a.status, req.headers),
+              status: a.status,
+              contentType: a.headers.get('content-type') ?? 'application/json',
+            }));
+      answer
+        .then(({ out, status, contentType }) => {
+          const o = typeof out === 'string' ? { status, body: out } : out;
           const body = typeof o.body === 'string' ? Buffer.from(o.body) : o.body;
           res.writeHead(o.status, { 'content-type': contentType, 'content-length': body.length, ...o.headers });
           if (o.cutAfterBytes === undefined) res.end(body);

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   canonicalTime,
+  currentYearEverywhere,
   INSTANT_FORMS,
   isRfc3339,
   parseInstant,
@@ -258,5 +259,29 @@ describe('isRfc3339, read by character codes', () => {
     expect(isRfc3339('2025-04-31T00:00:00Z')).toBe(false);
     expect(isRfc3339('2025-04-30T24:00:00Z')).toBe(false);
     expect(isRfc3339('2025-04-30T12:00:00+24:00')).toBe(false);
+  });
+});
+
+describe('currentYearEverywhere', () => {
+  it('stays on the old year through the first UTC day of the new one, then turns', () => {
+    expect(currentYearEverywhere(Date.parse('2026-12-31T23:59:59Z'))).toBe(2026);
+    expect(currentYearEverywhere(Date.parse('2027-01-01T00:00:00Z'))).toBe(2026);
+    // UTC-12 reaches the new year at 12:00 UTC; a day's margin covers a gateway clock up to 12 hours slow too.
+    expect(currentYearEverywhere(Date.parse('2027-01-01T23:59:59.999Z'))).toBe(2026);
+    expect(currentYearEverywhere(Date.parse('2027-01-02T00:00:00Z'))).toBe(2027);
+  });
+
+  it('is never after the year of any time zone, and never more than a year behind UTC', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: Date.parse('1970-01-02T00:00:00Z'), max: Date.parse('2200-01-01T00:00:00Z') }),
+        (ms) => {
+          const year = currentYearEverywhere(ms);
+          const westmost = new Date(ms - 12 * 3_600_000).getUTCFullYear();
+          expect(year).toBeLessThanOrEqual(westmost);
+          expect(year).toBeGreaterThanOrEqual(new Date(ms).getUTCFullYear() - 1);
+        },
+      ),
+    );
   });
 });

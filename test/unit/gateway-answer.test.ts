@@ -6,7 +6,9 @@ import {
   earthquakeResultSchema,
   indicatorResultSchema,
 } from '../../src/gateway/schemas.js';
-import { classifyAttempt, parseRetryAfterMs } from '../../src/gateway/classify.js';
+import { classifyAttempt, clockBound, parseRetryAfterMs } from '../../src/gateway/classify.js';
+import { attemptError } from '../../src/gateway/client.js';
+import type { AttemptRecord } from '../../src/gateway/attempt.js';
 import { retryPolicyOf } from '../../src/errors.js';
 
 const event = {
@@ -283,5 +285,56 @@ describe('classifyAttempt', () => {
     expect(parseRetryAfterMs('3', 0)).toBe(3000);
     expect(parseRetryAfterMs(new Date(10_000).toUTCString(), 4_000)).toBe(6000);
     expect(parseRetryAfterMs('soon', 0)).toBeNull();
+  });
+});
+
+describe('clockBound: a refusal the gateway clock alone may explain', () => {
+  const now = Date.parse('2027-01-01T06:00:00Z');
+  const quake = (start: string) => ({ provider: 'quake-catalog', start_time: start, end_time: '2027-01-01T06:00:00Z' });
+  const years = (end?: number) => ({
+    provider: 'development-indicators',
+    country: 'US',
+    indicator: 'X.Y',
+    end_year: end,
+  });
+
+  it.each([
+    ['earthquake', quake('2027-01-01T05:59:59Z'), true],
+    ['earthquake', quake('2027-01-01T05:00:00.001Z'), true],
+    ['earthquake', quake('2027-01-01T05:00:00Z'), false],
+    ['earthquake', quake('2026-12-01T00:00:00Z'), false],
+    ['earthquake', { start_time: 'not a time' }, false],
+    // Six hours into 2027 in UTC, UTC-12 is still in 2026.
+    ['indicator', years(2027), true],
+    ['indicator', years(2026), false],
+    ['indicator', years(), false],
+  ] as const)('%s %j: %s', (operation, request, expected) => {
+    expect(clockBound(operation, request, now)).toBe(expected);
+  });
+
+  it('makes a parameter error retryable, and says why; any other parameter error stays final', () => {
+    const record = (request: Record<string, unknown>): AttemptRecord => ({
+      operation: 'earthquake',
+      request,
+      httpStatus: 400,
+      code: 400,
+      message: 'start_time must not be in the future',
+      outcome: null,
+      billed: false,
+      units: null,
+      executionId: null,
+      invocationId: null,
+      errorKind: 'parameters',
+      errorDetail: 'start_time must not be in the future',
+      retryAfterMs: null,
+      startedAt: new Date(now),
+      finishedAt: new Date(now),
+      durationMs: 5,
+    });
+    const late = attemptError(record(quake('2027-01-01T05:59:00Z')), null);
+    expect(late.retryable).toBe(true);
+    expect(late.message).toMatch(/clock may be behind ours/);
+    const old = attemptError(record(quake('2026-12-01T00:00:00Z')), null);
+    expect(old.retryable).toBe(false);
   });
 });

@@ -11,7 +11,7 @@ import { partitionsOfBackfill } from '../../db/partitions.js';
 import { streamKeysNamed, type BackfillSummary } from '../../db/queries/backfills.js';
 import { BACKFILL_CONTROL } from '../../domain/backfill.js';
 import { isUsedUp } from '../../domain/budget.js';
-import { toRfc3339 } from '../../domain/time.js';
+import { currentYearEverywhere, toRfc3339 } from '../../domain/time.js';
 import { UsageError } from '../../errors.js';
 import {
   cancelBackfill,
@@ -49,7 +49,7 @@ async function declaredKeys(name: string, config: string | undefined): Promise<s
     return null; // an invalid default file only fails to name streams; the database may still know them
   });
   if (file === null) return [];
-  const declared = declaredStreams(file, new Date().getUTCFullYear());
+  const declared = declaredStreams(file, currentYearEverywhere(Date.now()));
   return [...declared.entries()].filter(([, d]) => d.name.toLowerCase() === name.toLowerCase()).map(([key]) => key);
 }
 

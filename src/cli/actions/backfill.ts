@@ -17,6 +17,7 @@ import { loadEnv } from '../runtime.js';
 import type { Session } from '../session.js';
 import { parseMaxBilledCalls } from '../flags.js';
 import { confirmBackfill, dryRun, type PlanFlags } from './plan.js';
+import { currentYearEverywhere } from '../../domain/time.js';
 
 export interface RunFlags extends PlanFlags {
   wait?: boolean;
@@ -92,7 +93,7 @@ export async function backfillEarthquakes(f: EarthquakeRangeFlags & RunFlags): P
 }
 
 export async function backfillIndicators(f: IndicatorRangeFlags & RunFlags): Promise<void> {
-  const parsed = parseIndicatorFlags(f, new Date().getUTCFullYear());
+  const parsed = parseIndicatorFlags(f, currentYearEverywhere(Date.now()));
   await run(f, { operation: 'indicator', ...parsed, refresh: Boolean(f.refresh) });
 }
 

@@ -26,6 +26,7 @@ import {
   type IndicatorRangeFlags,
 } from '../backfill-request.js';
 import { MAX_SAMPLE } from '../flags.js';
+import { currentYearEverywhere } from '../../domain/time.js';
 
 export interface PlanFlags {
   dryRun?: boolean;
@@ -296,7 +297,7 @@ export async function planEarthquakes(f: EarthquakeRangeFlags & PlanFlags): Prom
 }
 
 export async function planIndicators(f: IndicatorRangeFlags & PlanFlags): Promise<void> {
-  const parsed = parseIndicatorFlags(f, new Date().getUTCFullYear());
+  const parsed = parseIndicatorFlags(f, currentYearEverywhere(Date.now()));
   await runPlan(f, { operation: 'indicator', ...parsed, refresh: Boolean(f.refresh) });
 }
 

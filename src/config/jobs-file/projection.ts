@@ -8,7 +8,7 @@
  * (docs/design.md, "Cost"), so this is a floor for planning a budget, not a bound on the bill.
  */
 import cronParser, { type CronExpression } from 'cron-parser';
-import { DAY_MS } from '../../domain/time.js';
+import { currentYearEverywhere, DAY_MS } from '../../domain/time.js';
 import { planChunks, resolveYearRange, type YearRange } from '../../planning/chunks.js';
 import { idealCalls } from '../../planning/estimate.js';
 import { planWindows } from '../../planning/windows.js';
@@ -168,7 +168,7 @@ export function projectEarthquakeStream(
 
 /** A run re-reads every series over the stream's years (as the tick does), one call per 70-year chunk. */
 export function projectIndicatorStream(s: IndicatorStreamConfig, nowMs: number): IndicatorProjection {
-  const currentYear = new Date(nowMs).getUTCFullYear();
+  const currentYear = currentYearEverywhere(nowMs);
   const years = resolveYearRange({ fromYear: s.fromYear ?? undefined, toYear: s.toYear ?? undefined, currentYear });
   const chunksPerSeries = planChunks(years).length;
   const series = s.indicators.length * s.countries.length;

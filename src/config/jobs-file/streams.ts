@@ -17,7 +17,7 @@ import {
   radiusKmSchema,
   yearSchema,
 } from '../../domain/filters.js';
-import { DAY_MS, INSTANT_FORMS, parseInstant } from '../../domain/time.js';
+import { currentYearEverywhere, DAY_MS, INSTANT_FORMS, parseInstant } from '../../domain/time.js';
 import { checkedString, fail, formatPath, has, isRecord, ok, type Check } from './messages.js';
 import type { RawProblem, Report, Segment } from './messages.js';
 import { refreshRules, refreshSchema, refreshTierSchema, resolveRefresh, type RefreshTier } from './refresh.js';
@@ -146,7 +146,7 @@ function resolveEarthquake(s: z.output<ReturnType<typeof earthquakeSchema>>): Ea
 // ---- Indicator streams ----
 
 function indicatorSchema(now: Date) {
-  const year = yearSchema(now.getUTCFullYear());
+  const year = yearSchema(currentYearEverywhere(now.getTime()));
   // Upper-cased before the code rule, so `us` is accepted as US.
   const country = z
     .string()
@@ -166,7 +166,7 @@ function indicatorSchema(now: Date) {
 
 function indicatorRules(item: Record<string, unknown>, base: readonly Segment[], report: Report, now: Date): void {
   // Only years the schema accepts are compared, so a bad year is reported once, by the schema.
-  const year = yearSchema(now.getUTCFullYear());
+  const year = yearSchema(currentYearEverywhere(now.getTime()));
   const validYear = (v: unknown): v is number => year.safeParse(v).success;
   if (validYear(item.from_year) && validYear(item.to_year) && item.to_year < item.from_year) {
     report([...base, 'to_year'], `must not be before from_year (${item.from_year}), got ${item.to_year}`);

@@ -8,7 +8,7 @@ import type { StreamFreshness } from '../../db/queries/freshness.js';
 import { emptyStreamStatus, type StreamStatus } from '../../db/queries/status.js';
 import { PARTITION_STATE, type PartitionState } from '../../domain/partition.js';
 import { coverageOf, mergeRanges, subtractRanges, type Adjacency, type Range } from '../../domain/ranges.js';
-import { DAY_MS } from '../../domain/time.js';
+import { currentYearEverywhere, DAY_MS } from '../../domain/time.js';
 import {
   cardError,
   groupCards,
@@ -309,7 +309,7 @@ function cardOf(group: CardGroup, i: PageInputs, byKey: Map<string, StreamStatus
 
 /** One card per stream of jobs.yaml, then the keys no stream of it reads. */
 export function buildCards(i: PageInputs): CardView[] {
-  const declared = i.file ? declaredStreamList(i.file, new Date(i.nowMs).getUTCFullYear()) : [];
+  const declared = i.file ? declaredStreamList(i.file, currentYearEverywhere(i.nowMs)) : [];
   const byKey = new Map(i.status.map((s) => [s.streamKey, s]));
   return groupCards(declared, i.status).map((g) => cardOf(g, i, byKey));
 }
