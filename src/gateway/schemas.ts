@@ -177,20 +177,32 @@ export const indicatorResultSchema = z.object({
 });
 export type IndicatorResult = z.infer<typeof indicatorResultSchema>;
 
-/** Spec 2.2: field types are not shown, so ids may be strings or numbers. */
-const idLike = z.union([z.string(), z.number()]).transform(String);
+/**
+ * Spec 2.2: the types of the execution's fields are not shown, so an id is read as text whatever
+ * it is (a number, an object), and one that is null or absent as none.
+ */
+const idLike = z
+  .unknown()
+  .optional()
+  .transform((v) => (v === null || v === undefined ? undefined : typeof v === 'string' ? v : JSON.stringify(v)));
 
-const unitsLike = z.union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/)]).transform(Number);
+/** Units in a form that states a number, else unknown: no type of theirs is shown either. */
+const unitsLike = z
+  .union([z.number(), z.string().regex(/^-?\d+(\.\d+)?$/)])
+  .transform(Number)
+  .optional()
+  .catch(undefined);
 
 /**
  * Lenient on purpose: the gateway bills whatever it calls `succeeded`, so the audit must be able
- * to read `outcome` and `units` even from an answer whose result breaks the spec.
+ * to read `outcome` and `units` even from an answer whose result breaks the spec; and of the
+ * execution only `outcome` decides anything, so no other field of it can refuse an answer.
  */
 export const executionSchema = z.object({
-  id: idLike.optional(),
-  invocation_id: idLike.optional(),
+  id: idLike,
+  invocation_id: idLike,
   outcome: z.string(),
-  usage: z.object({ units: unitsLike.optional() }).partial().nullish(),
+  usage: z.object({ units: unitsLike }).partial().nullish().catch(undefined),
   timing: z.unknown().optional(),
 });
 export type Execution = z.infer<typeof executionSchema>;

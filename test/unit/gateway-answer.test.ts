@@ -36,6 +36,18 @@ describe('readAnswer', () => {
     expect(a.units).toBe(1);
   });
 
+  it.each([
+    [{ id: null, invocation_id: null, outcome: 'succeeded', usage: { units: null } }, [null, null, null]],
+    [{ id: 7, invocation_id: { run: 'x' }, outcome: 'succeeded', usage: 'one', timing: 3 }, ['7', '{"run":"x"}', null]],
+    [{ outcome: 'succeeded', usage: { units: '1' } }, [null, null, 1]],
+    [{ outcome: 'succeeded', usage: { units: true } }, [null, null, null]],
+  ])('reads an execution whose other fields are of any type (the spec shows none): %j', (exec, facts) => {
+    const a = readAnswer(earthquakeResultSchema, 200, null, body({ events: [event], source }, exec), 0);
+    expect(a.kind).toBeNull();
+    expect(a.result?.events).toEqual([event]);
+    expect([a.executionId, a.invocationId, a.units]).toEqual(facts);
+  });
+
   it('refuses an answer holding more events than max_results asked, keeping its billing facts', () => {
     const asked = { start_time: '2025-05-06T00:00:00Z', end_time: '2025-05-07T00:00:00Z' };
     const events = ['a', 'b', 'c'].map((id) => ({ ...event, id }));
