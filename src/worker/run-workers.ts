@@ -125,6 +125,15 @@ export function controlOutcome(
   return null;
 }
 
+/**
+ * How long a worker takes no job after a 429: its Retry-After, up to the longest backoff. A
+ * Retry-After of days (a quota's "tomorrow") would hold every job of the queue that long; asking
+ * again every 15 minutes costs an unbilled refusal each time.
+ */
+export function rateLimitDelayMs(retryAfterMs: number): number {
+  return Math.min(Math.max(0, retryAfterMs), MAX_RETRY_DELAY_MS);
+}
+
 /** What to do with a job whose processor threw `e`. Pure but for the local failure counts. */
 function decide(e: unknown, job: Job, s: Shared, cutOff: boolean): Outcome {
   // Before shutdown: a job its backfill stopped is dropped or cancelled even by a worker that is stopping.
@@ -133,7 +142,7 @@ function decide(e: unknown, job: Job, s: Shared, cutOff: boolean): Outcome {
   if (e instanceof PartitionBusyError) return { kind: 'hold', delayMs: CLAIM_MS };
   if (e instanceof ShutdownError || cutOff || s.stopping()) return { kind: 'requeue', delayMs: 0 };
   if (e instanceof GatewayError && e.kind === 'rate_limited' && e.retryAfterMs !== null)
-    return { kind: 'rate-limit', delayMs: e.retryAfterMs };
+    return { kind: 'rate-limit', delayMs: rateLimitDelayMs(e.retryAfterMs) };
   if (e instanceof GaveUpError) return { kind: 'fail', kind2: 'gave_up', reason: e.message };
   if (e instanceof GatewayError && !e.retryable) return { kind: 'fail', kind2: e.kind, reason: e.message };
   if (e instanceof GatewayError && e.failuresInRow > 0) {

@@ -37,7 +37,7 @@ import {
 } from '../../src/errors.js';
 import { describeBackfill, streamKeysOf } from '../../src/ingest/backfills.js';
 import { budgetError, controlStop } from '../../src/worker/call.js';
-import { controlOutcome, MAX_RETRY_DELAY_MS, retryDelayMs } from '../../src/worker/run-workers.js';
+import { controlOutcome, MAX_RETRY_DELAY_MS, rateLimitDelayMs, retryDelayMs } from '../../src/worker/run-workers.js';
 
 const NOW = Date.parse('2025-06-01T13:45:00Z');
 const MIDNIGHT = Date.parse('2025-06-02T00:00:00Z');
@@ -389,5 +389,15 @@ describe('retry delay from the failures in a row (BullMQ exponential strategy wi
     expect(retryDelayMs(10_000, 100)).toBe(MAX_RETRY_DELAY_MS);
     // A count of zero (no failure recorded yet) waits like the first failure.
     expect(retryDelayMs(0, 100)).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('the wait after a 429', () => {
+  it("is the gateway's Retry-After up to the longest backoff, so a quota's day never holds the queue a day", () => {
+    expect(rateLimitDelayMs(1_000)).toBe(1_000);
+    expect(rateLimitDelayMs(MAX_RETRY_DELAY_MS)).toBe(MAX_RETRY_DELAY_MS);
+    expect(rateLimitDelayMs(86_400_000)).toBe(MAX_RETRY_DELAY_MS);
+    expect(rateLimitDelayMs(1e30)).toBe(MAX_RETRY_DELAY_MS);
+    expect(rateLimitDelayMs(-5)).toBe(0);
   });
 });
