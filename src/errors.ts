@@ -155,3 +155,17 @@ export function isConnectionError(e: unknown): boolean {
   if (e.cause !== undefined && e.cause !== e && isConnectionError(e.cause)) return true;
   return CONNECTION_MESSAGE.test(e.message);
 }
+
+/** PostgreSQL's codes for a transaction that lost to a concurrent one: deadlock, serialization failure. */
+const CONFLICT_CODES = new Set(['40P01', '40001']);
+
+/**
+ * The statement lost to a concurrent transaction (PostgreSQL aborted it to break a deadlock, or
+ * to keep serializability): nothing is wrong with it, and PostgreSQL's own advice is to run it again.
+ */
+export function isTransientConflict(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && CONFLICT_CODES.has(code)) return true;
+  return e.cause !== undefined && e.cause !== e && isTransientConflict(e.cause);
+}

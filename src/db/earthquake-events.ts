@@ -99,7 +99,7 @@ const UPSERT_REST = (() => {
     upserted as (
       insert into ${t} (id, time, magnitude, magnitude_type, place, latitude, longitude, depth_km, tsunami_flag, url,
         first_seen_at, last_seen_at, revised_at, last_execution_id)
-      select i.*, p.seen, p.seen, null, p.execution_id from incoming i cross join params p
+      select i.*, p.seen, p.seen, null, p.execution_id from incoming i cross join params p order by i.id
       on conflict (id) do update set
         time = excluded.time, magnitude = excluded.magnitude, magnitude_type = excluded.magnitude_type,
         place = excluded.place, latitude = excluded.latitude, longitude = excluded.longitude,

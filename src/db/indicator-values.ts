@@ -16,7 +16,10 @@ import { PARTITION_STATE } from '../domain/partition.js';
 import { commitAnswer } from './answers.js';
 import type { CallContext } from './audit.js';
 
-/** Row mapping, pure: years of the chunk only, one row per year, null values kept. */
+/**
+ * Row mapping, pure: years of the chunk only, one row per year, null values kept; in year order,
+ * so that two answers upserting the same years lock them in one order and never deadlock.
+ */
 export function valueRows(
   result: IndicatorResult,
   years: { startYear: number; endYear: number },
@@ -27,16 +30,18 @@ export function valueRows(
   for (const v of result.values ?? []) {
     if (v.year >= years.startYear && v.year <= years.endYear) byYear.set(v.year, v.value);
   }
-  return [...byYear.entries()].map(([year, value]) => ({
-    indicatorId: result.indicator.id,
-    countryId: result.country.id,
-    year,
-    value,
-    firstSeenAt: seenAt,
-    lastSeenAt: seenAt,
-    changedAt: seenAt,
-    lastExecutionId: executionRowId,
-  }));
+  return [...byYear.entries()]
+    .sort(([a], [b]) => a - b)
+    .map(([year, value]) => ({
+      indicatorId: result.indicator.id,
+      countryId: result.country.id,
+      year,
+      value,
+      firstSeenAt: seenAt,
+      lastSeenAt: seenAt,
+      changedAt: seenAt,
+      lastExecutionId: executionRowId,
+    }));
 }
 
 const v = indicatorValues;

@@ -1,9 +1,10 @@
 /**
  * Writes that must not be lost to a PostgreSQL outage: an answer already paid for is held in
  * memory and its transaction retried until the database is back (or the worker stops), instead
- * of being dropped and bought again.
+ * of being dropped and bought again. A transaction that lost to a concurrent one (a deadlock
+ * between two answers holding the same events) is run again at once, the same way.
  */
-import { isConnectionError } from '../errors.js';
+import { isConnectionError, isTransientConflict } from '../errors.js';
 import type { Log } from '../log.js';
 import type { JobContext } from './deps.js';
 
@@ -21,6 +22,10 @@ export async function durable<T>(
     try {
       return await write();
     } catch (e) {
+      if (isTransientConflict(e) && !ctx.signal?.aborted && Date.now() < until) {
+        log.warn('write lost to a concurrent one (deadlock or serialization failure): running it again');
+        continue;
+      }
       if (!isConnectionError(e) || Date.now() + delay > until || ctx.signal?.aborted) throw e;
       log.warn(
         { err: (e as Error).message, retryInMs: delay },

@@ -18,6 +18,7 @@ import {
   GatewayError,
   GaveUpError,
   isConnectionError,
+  isTransientConflict,
   PartitionBusyError,
   ShutdownError,
 } from '../errors.js';
@@ -158,12 +159,13 @@ function decide(e: unknown, job: Job, s: Shared, cutOff: boolean): Outcome {
   const key = job.id ?? '';
   const n = (s.localFailures.get(key) ?? 0) + 1;
   s.localFailures.set(key, n);
-  // Our own database or Redis being away never fails a window; anything else is counted like the gateway's faults.
-  if (!isConnectionError(e) && n >= s.settings.failuresAllowed)
-    return { kind: 'fail', kind2: 'internal', reason: describe(e) };
+  // Our own database or Redis being away, or a transaction losing to a concurrent one, never fails
+  // a window; anything else is counted like the gateway's faults.
+  const ours = isConnectionError(e) || isTransientConflict(e);
+  if (!ours && n >= s.settings.failuresAllowed) return { kind: 'fail', kind2: 'internal', reason: describe(e) };
   // Our own outage costs no gateway call: try again soon, so the work resumes shortly after it ends.
   const delayMs = retryDelayMs(n, s.settings.retryBaseDelayMs);
-  return { kind: 'requeue', delayMs: isConnectionError(e) ? Math.min(delayMs, OUTAGE_RETRY_MAX_MS) : delayMs };
+  return { kind: 'requeue', delayMs: ours ? Math.min(delayMs, OUTAGE_RETRY_MAX_MS) : delayMs };
 }
 
 async function act(

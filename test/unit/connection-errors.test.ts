@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isConnectionError } from '../../src/errors.js';
+import { isConnectionError, isTransientConflict } from '../../src/errors.js';
+import { silentLog } from '../../src/log.js';
+import { durable } from '../../src/worker/durable.js';
 
 const coded = (code: string, message = 'x') => Object.assign(new Error(message), { code });
 
@@ -21,5 +23,32 @@ describe('isConnectionError: an outage of our own PostgreSQL or Redis', () => {
     const loop = new Error('loop');
     Object.assign(loop, { cause: loop });
     expect(isConnectionError(loop)).toBe(false);
+  });
+});
+
+describe('isTransientConflict: a transaction that lost to a concurrent one', () => {
+  it('is a deadlock or a serialization failure, wrapped or not; nothing else', () => {
+    expect(isTransientConflict(coded('40P01', 'deadlock detected'))).toBe(true);
+    expect(isTransientConflict(new Error('Failed query: ...', { cause: coded('40001') }))).toBe(true);
+    expect(isTransientConflict(coded('23505', 'duplicate key'))).toBe(false);
+    expect(isTransientConflict(coded('ECONNRESET'))).toBe(false);
+  });
+});
+
+describe('durable: a write of an answer already paid for', () => {
+  const ctx = {};
+  it('runs again at once when it lost to a concurrent transaction, and is not given up', async () => {
+    let tries = 0;
+    const write = () =>
+      ++tries < 4 ? Promise.reject(coded('40P01', 'deadlock detected')) : Promise.resolve('written');
+    await expect(durable(write, ctx, silentLog())).resolves.toBe('written');
+    expect(tries).toBe(4);
+  });
+
+  it('throws any other error at once', async () => {
+    let tries = 0;
+    const write = () => (++tries, Promise.reject(coded('23505', 'duplicate key')));
+    await expect(durable(write, ctx, silentLog())).rejects.toThrow('duplicate key');
+    expect(tries).toBe(1);
   });
 });
