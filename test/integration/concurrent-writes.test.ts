@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { eventRows, upsertEvents } from '../../src/db/earthquake-events.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
+import { wireEvent } from '../support/events.js';
 import { createTestDatabase } from '../support/isolation.js';
 
 /**
@@ -9,18 +10,9 @@ import { createTestDatabase } from '../support/isolation.js';
  * chunks overlap by a second. The gateway's order differs between them, and a row is locked as its
  * upsert reaches it: unordered, two such writes deadlock and PostgreSQL aborts one, an answer paid for.
  */
-const EVENTS: EarthquakeEvent[] = Array.from({ length: 400 }, (_, i) => ({
-  id: `us7000${String(i).padStart(4, '0')}`,
-  time: new Date(Date.parse('2025-05-06T00:00:00Z') + i * 1_000).toISOString(),
-  magnitude: 1,
-  magnitude_type: 'ml',
-  place: 'somewhere',
-  latitude: 36.7,
-  longitude: -116.3,
-  depth_km: 5,
-  tsunami_flag: false,
-  url: null,
-}));
+const EVENTS: EarthquakeEvent[] = Array.from({ length: 400 }, (_, i) =>
+  wireEvent(`us7000${String(i).padStart(4, '0')}`, Date.parse('2025-05-06T00:00:00Z') + i * 1_000),
+);
 
 describe('answers holding the same events, written at once in other orders', () => {
   it('never deadlock', async () => {
