@@ -144,14 +144,16 @@ const CONNECTION_MESSAGE = new RegExp(
 );
 
 /**
- * Our own PostgreSQL or Redis is unreachable, restarting or silent (not: the statement is wrong),
- * from the driver's code or message, or the cause it wraps. Such an outage is waited out, never
- * counted against the work.
+ * Our own PostgreSQL or Redis is unreachable, restarting, silent or out of resources (not: the
+ * statement is wrong), from the driver's code or message, or the cause it wraps. Such an outage is
+ * waited out, never counted against the work.
  */
 export function isConnectionError(e: unknown): boolean {
   if (!(e instanceof Error)) return false;
   const code = (e as { code?: unknown }).code;
-  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || code.startsWith('08'))) return true;
+  // Class 08 is a connection exception; class 53, insufficient resources (too many connections, disk
+  // full, out of memory): the server is there but cannot take the work now, which only waiting fixes.
+  if (typeof code === 'string' && (CONNECTION_CODES.has(code) || /^(08|53)/.test(code))) return true;
   if (e.cause !== undefined && e.cause !== e && isConnectionError(e.cause)) return true;
   return CONNECTION_MESSAGE.test(e.message);
 }

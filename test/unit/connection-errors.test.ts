@@ -11,6 +11,10 @@ describe('isConnectionError: an outage of our own PostgreSQL or Redis', () => {
       expect(isConnectionError(coded(code)), code).toBe(true);
   });
 
+  it('knows a server out of resources: too many connections, disk full, out of memory', () => {
+    for (const code of ['53300', '53100', '53200', '53400']) expect(isConnectionError(coded(code)), code).toBe(true);
+  });
+
   it('looks through the causes an error wraps, and at the messages drivers give without a code', () => {
     expect(isConnectionError(new Error('query failed', { cause: coded('ECONNREFUSED') }))).toBe(true);
     expect(isConnectionError(new Error('Connection terminated unexpectedly'))).toBe(true);
