@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { dataFolder, loadUsgsFile, startEmulator } from '@gateway-ingest/emulator';
+import { gatewayExecutions } from '../../src/db/schema.js';
+import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
+import { startPipeline } from '../support/pipeline.js';
 import { eventRows, upsertEvents } from '../../src/db/earthquake-events.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
-import { wireEvent } from '../support/events.js';
+import { storedEvents, wireEvent } from '../support/events.js';
 import { createTestDatabase } from '../support/isolation.js';
 
 /**
@@ -38,6 +42,46 @@ describe('answers holding the same events, written at once in other orders', () 
       const codes = failures.map((e) => (e as { cause?: { code?: string } }).cause?.code ?? String(e));
       expect(codes).toEqual([]);
     } finally {
+      await db.drop();
+    }
+  });
+});
+
+describe('three streams over one month, read at once by four workers of four lanes each', () => {
+  it('write every answer once: the audit bills exactly what the gateway billed, and nothing is bought twice', async () => {
+    const month = `${dataFolder}usgs/all_month_2025-05-06_2025-06-05.csv`;
+    const key = 'test-key-concurrent';
+    const db = await createTestDatabase();
+    const emulator = await startEmulator({
+      key,
+      earthquakeFiles: [month],
+      indicatorFiles: [],
+      order: 'random',
+      seed: 7,
+      now: () => new Date('2025-07-01T00:00:00Z'),
+    });
+    const pipeline = startPipeline(db, emulator, key, { concurrency: 4, windowLanes: 4 });
+    try {
+      const range = { fromMs: Date.parse('2025-05-06T00:00:00Z'), toMs: Date.parse('2025-06-05T00:00:00Z') };
+      const refs = [];
+      for (const minMagnitude of [null, -1, -0.5])
+        refs.push(
+          await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+            filters: { minMagnitude, circle: null },
+            ...range,
+            refresh: false,
+          }),
+        );
+      expect(await pipeline.run(refs)).toEqual({ total: 3, done: 3, partial: 0, failed: 0 });
+      const audit = await db.db.select().from(gatewayExecutions);
+      // An answer lost to a deadlock leaves its row billed unknown, and its call is made again.
+      expect(audit.filter((a) => a.billed !== true)).toEqual([]);
+      expect(audit.length).toBe(emulator.calls.filter((c) => c.billed).length);
+      const inRange = (await loadUsgsFile(month)).filter((e) => Date.parse(e.time) >= range.fromMs);
+      expect((await storedEvents(db)).length).toBe(inRange.filter((e) => Date.parse(e.time) <= range.toMs).length);
+    } finally {
+      await pipeline.close();
+      await emulator.close();
       await db.drop();
     }
   });
