@@ -55,6 +55,8 @@ function errorText(error: unknown): string {
 export class UndiciGateway implements Gateway {
   readonly baseUrl: string;
   readonly #config: GatewayConfig;
+  /** Calls in a row that timed out, across the process: the next ones wait longer (`#timeoutMs`). */
+  #timeoutsInRow = 0;
   readonly #agent: Agent;
   readonly #now: () => Date;
   // Built once: a zod schema compiles itself on its first parse, so one per call would compile per call.
@@ -124,6 +126,21 @@ export class UndiciGateway implements Gateway {
   }
 
   /**
+   * GATEWAY_TIMEOUT_MS, doubled after a call timed out and again after two in a row: a gateway
+   * slower than the setting (a busy hour, a large answer) still answers, where every call cut off
+   * at the setting would be billed and asked again until the window failed. Still a deadline, four
+   * times the setting at most; any answer brings it back to the setting.
+   */
+  #timeoutMs(): number {
+    return this.#config.timeoutMs * 2 ** Math.min(this.#timeoutsInRow, 2);
+  }
+
+  #count(record: AttemptRecord): void {
+    if (record.errorKind === 'timeout') this.#timeoutsInRow++;
+    else if (record.httpStatus !== null) this.#timeoutsInRow = 0;
+  }
+
+  /**
    * A body that stopped midway is a transport failure, whatever arrived of it: what it began with
    * is audited (the execution says whether the gateway billed it), nothing of it is stored.
    */
@@ -142,10 +159,23 @@ export class UndiciGateway implements Gateway {
     empty: EmptyMatch<z.infer<R>> | null = null,
   ): Promise<Attempt<z.infer<R>>> {
     const body = this.#validate(operation, requestSchema, req);
+    const attempt = await this.#send(operation, body, resultSchema, this.#timeoutMs(), signal, empty);
+    this.#count(attempt.record);
+    return attempt;
+  }
+
+  async #send<R extends z.ZodType>(
+    operation: Operation,
+    body: object,
+    resultSchema: R,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    empty: EmptyMatch<z.infer<R>> | null,
+  ): Promise<Attempt<z.infer<R>>> {
     const startedAt = this.#now();
     const t0 = performance.now();
     const base = { operation, request: { ...body } as Record<string, unknown>, startedAt };
-    const timeout = AbortSignal.timeout(this.#config.timeoutMs);
+    const timeout = AbortSignal.timeout(timeoutMs);
     try {
       const path = OPERATIONS[operation].path;
       const res = await request(`${this.baseUrl}${path}`, {
@@ -153,6 +183,8 @@ export class UndiciGateway implements Gateway {
         headers: this.#headers(),
         body: JSON.stringify(body),
         dispatcher: this.#agent,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
       const got = await readBody(res.body, res.headers['content-encoding']);

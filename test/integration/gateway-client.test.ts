@@ -135,3 +135,37 @@ describe('a body the client cannot take whole', () => {
     }
   });
 });
+
+describe('a gateway slower than GATEWAY_TIMEOUT_MS', () => {
+  it('is waited for longer after a call timed out, up to four times the setting; an answer brings it back', async () => {
+    const execution = { id: 'exec_slow', invocation_id: 'inv', outcome: 'succeeded', usage: { units: 0 } };
+    const source = { name: 'USGS', license: 'public domain', url: 'https://example.org' };
+    let delayMs = 900;
+    const { url, server: s } = await serving((res) => {
+      setTimeout(() => {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ code: 0, data: { execution, result: { events: [], source } } }));
+      }, delayMs);
+    });
+    const gateway = new UndiciGateway({ baseUrl: url, key: 'k3y', authHeader: 'authorization', timeoutMs: 600 });
+    const request = {
+      provider: 'quake-catalog' as const,
+      start_time: '2025-05-06T00:00:00Z',
+      end_time: '2025-05-07T00:00:00Z',
+    };
+    try {
+      const kinds = [];
+      for (let i = 0; i < 3; i++) kinds.push((await gateway.queryEarthquakes(request)).record.errorKind);
+      // Timed out at 600 ms, answered within 1,200, then timed out at 600 again.
+      expect(kinds).toEqual(['timeout', null, 'timeout']);
+      delayMs = 1_800;
+      for (let i = 0; i < 3; i++) kinds.push((await gateway.queryEarthquakes(request)).record.errorKind);
+      // 1,200 ms, then 2,400: never more than four times the setting.
+      expect(kinds.slice(3)).toEqual(['timeout', null, 'timeout']);
+    } finally {
+      await gateway.close();
+      s.closeAllConnections();
+      s.close();
+    }
+  });
+});
