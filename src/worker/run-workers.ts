@@ -135,6 +135,14 @@ export function rateLimitDelayMs(retryAfterMs: number): number {
   return Math.min(Math.max(0, retryAfterMs), MAX_RETRY_DELAY_MS);
 }
 
+/**
+ * The wait after a failed call: the backoff, or the failure's own Retry-After when longer (a 503
+ * may say how long the gateway expects to be away), capped like a 429's.
+ */
+export function failureDelayMs(failuresInRow: number, baseMs: number, retryAfterMs: number | null): number {
+  return Math.max(retryDelayMs(failuresInRow, baseMs), retryAfterMs === null ? 0 : rateLimitDelayMs(retryAfterMs));
+}
+
 /** What to do with a job whose processor threw `e`. Pure but for the local failure counts. */
 function decide(e: unknown, job: Job, s: Shared, cutOff: boolean): Outcome {
   // Before shutdown: a job its backfill stopped is dropped or cancelled even by a worker that is stopping.
@@ -154,7 +162,7 @@ function decide(e: unknown, job: Job, s: Shared, cutOff: boolean): Outcome {
         reason: `${e.failuresInRow} failed attempts in a row without an answer; last: ${e.message}`,
       };
     }
-    return { kind: 'requeue', delayMs: retryDelayMs(e.failuresInRow, s.settings.retryBaseDelayMs) };
+    return { kind: 'requeue', delayMs: failureDelayMs(e.failuresInRow, s.settings.retryBaseDelayMs, e.retryAfterMs) };
   }
   const key = job.id ?? '';
   const n = (s.localFailures.get(key) ?? 0) + 1;

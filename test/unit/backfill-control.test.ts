@@ -37,7 +37,13 @@ import {
 } from '../../src/errors.js';
 import { describeBackfill, streamKeysOf } from '../../src/ingest/backfills.js';
 import { budgetError, controlStop } from '../../src/worker/call.js';
-import { controlOutcome, MAX_RETRY_DELAY_MS, rateLimitDelayMs, retryDelayMs } from '../../src/worker/run-workers.js';
+import {
+  controlOutcome,
+  failureDelayMs,
+  MAX_RETRY_DELAY_MS,
+  rateLimitDelayMs,
+  retryDelayMs,
+} from '../../src/worker/run-workers.js';
 
 const NOW = Date.parse('2025-06-01T13:45:00Z');
 const MIDNIGHT = Date.parse('2025-06-02T00:00:00Z');
@@ -399,5 +405,14 @@ describe('the wait after a 429', () => {
     expect(rateLimitDelayMs(86_400_000)).toBe(MAX_RETRY_DELAY_MS);
     expect(rateLimitDelayMs(1e30)).toBe(MAX_RETRY_DELAY_MS);
     expect(rateLimitDelayMs(-5)).toBe(0);
+  });
+});
+
+describe('the wait after a failed call that says when to come back (a 503 with Retry-After)', () => {
+  it('is the longer of the backoff and the Retry-After, capped like a 429', () => {
+    expect(failureDelayMs(1, 100, null)).toBeLessThanOrEqual(100);
+    expect(failureDelayMs(1, 100, 30_000)).toBe(30_000);
+    expect(failureDelayMs(1, 100, 86_400_000)).toBe(MAX_RETRY_DELAY_MS);
+    expect(failureDelayMs(30, 100, 5)).toBe(MAX_RETRY_DELAY_MS);
   });
 });
