@@ -246,7 +246,11 @@ export function attemptError(record: AttemptRecord, cause: unknown): GatewayErro
   const kind = record.errorKind ?? 'unknown';
   const status = record.httpStatus === null ? 'no response' : `HTTP ${record.httpStatus}`;
   const outcome = record.outcome ? `, outcome ${record.outcome}` : '';
-  const clock = kind === 'parameters' && clockBound(record.operation, record.request, record.startedAt.getTime());
+  // A 404 names a wrong base URL or path (answer.ts), which no clock explains.
+  const clock =
+    kind === 'parameters' &&
+    record.httpStatus !== 404 &&
+    clockBound(record.operation, record.request, record.startedAt.getTime());
   const later = clock ? "; the gateway's clock may be behind ours on this request, so it is asked again later" : '';
   return new GatewayError(
     kind,

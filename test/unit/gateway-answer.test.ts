@@ -348,5 +348,7 @@ describe('clockBound: a refusal the gateway clock alone may explain', () => {
     expect(late.message).toMatch(/clock may be behind ours/);
     const old = attemptError(record(quake('2026-12-01T00:00:00Z')), null);
     expect(old.retryable).toBe(false);
+    const notFound = attemptError({ ...record(quake('2027-01-01T05:59:00Z')), httpStatus: 404 }, null);
+    expect(notFound.retryable).toBe(false);
   });
 });
