@@ -24,6 +24,8 @@ export async function durable<T>(
     } catch (e) {
       if (isTransientConflict(e) && !ctx.signal?.aborted && Date.now() < until) {
         log.warn('write lost to a concurrent one (deadlock or serialization failure): running it again');
+        // A moment apart, so that the two writes do not meet again in step.
+        await new Promise((r) => setTimeout(r, 10 + Math.random() * 40));
         continue;
       }
       if (!isConnectionError(e) || Date.now() + delay > until || ctx.signal?.aborted) throw e;
