@@ -32,8 +32,8 @@ function decoded(body: Readable, contentEncoding: string | string[] | undefined)
     .map((c) => c.trim().toLowerCase())
     .filter((c) => c !== '' && c !== 'identity');
   if (codings.length === 0) return body;
-  const unknown = codings.find((c) => DECODERS[c] === undefined);
-  if (unknown !== undefined || codings.length > 3)
+  const foreign = codings.find((c) => DECODERS[c] === undefined);
+  if (foreign !== undefined || codings.length > 3)
     throw new Error(`the body came in content coding "${codings.join(', ')}", which the request did not ask for`);
   // Codings are listed in the order applied, so they are undone last first.
   const stages = codings.reverse().map((c) => DECODERS[c]!());
