@@ -122,7 +122,7 @@ export function readAnswer<R extends z.ZodType>(
     else problem = `result does not fit the spec: ${typed ? describeIssues(typed.error) : ''}`;
   }
   const outcome = execution?.outcome ?? null;
-  const kind = classifyAttempt({ httpStatus, outcome, bodyValid: result !== null });
+  const kind = classifyAttempt({ httpStatus, outcome, bodyValid: result !== null, message: facts.message ?? null });
   // The audit stores these facts: a body that was not JSON (salvaged) may still hold what PostgreSQL cannot.
   const described =
     kind === null ? null : describeProblem(kind, problem, facts.message ?? null, httpStatus, outcome, path);

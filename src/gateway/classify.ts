@@ -14,6 +14,8 @@ export interface AttemptFacts {
   outcome: string | null;
   /** The body was JSON and matched the envelope and result schema of the operation. */
   bodyValid: boolean;
+  /** The envelope's `message`, if any: a hint where the status alone would end the work. */
+  message?: string | null;
 }
 
 /**
@@ -31,6 +33,28 @@ function kindFromOutcomeWords(outcome: string): ErrorKind | null {
   if (/auth|forbidden|denied|credential|not.?activated/.test(o)) return 'auth';
   if (/param|argument|validation|bad.?request|invalid.?(request|input|field|value)/.test(o)) return 'parameters';
   return null;
+}
+
+/**
+ * What a message says of a failure that time may fix, stricter than the outcome's words: a message
+ * about bad input names fields (`provider`, `start_time`) that looser words would match.
+ */
+function transientFromMessage(message: string | null | undefined): ErrorKind | null {
+  const m = (message ?? '').toLowerCase();
+  if (/\b(upstream|data ?source|backend)\b/.test(m)) return 'data_source';
+  if (/\b(rate.?limit|throttl|quota|too many requests)/.test(m)) return 'rate_limited';
+  if (/\b(timed? ?out|temporar|unavailable|try again)/.test(m)) return 'unknown';
+  return null;
+}
+
+/**
+ * The spec shows no HTTP status for any failure, so a 4xx may carry a failure of the data source:
+ * where its message says so, it is retried (unbilled) rather than ending the work. A 404 names a
+ * wrong path, whatever it says.
+ */
+function kindFromStatusAndMessage(status: number, message: string | null | undefined): ErrorKind | null {
+  const kind = kindFromStatus(status);
+  return kind === 'parameters' && status !== 404 ? (transientFromMessage(message) ?? kind) : kind;
 }
 
 function kindFromStatus(status: number): ErrorKind | null {
@@ -56,9 +80,11 @@ export function classifyAttempt(f: AttemptFacts): ErrorKind | null {
   if (status === 401 || status === 403 || status === 429) return kindFromStatus(status);
   const ok2xx = status >= 200 && status < 300;
   if (f.outcome !== null && f.outcome !== 'succeeded') {
-    return kindFromOutcomeWords(f.outcome) ?? (ok2xx ? 'unknown' : kindFromStatus(status)) ?? 'unknown';
+    return (
+      kindFromOutcomeWords(f.outcome) ?? (ok2xx ? 'unknown' : kindFromStatusAndMessage(status, f.message)) ?? 'unknown'
+    );
   }
-  if (!ok2xx) return kindFromStatus(status) ?? 'server';
+  if (!ok2xx) return kindFromStatusAndMessage(status, f.message) ?? 'server';
   return 'invalid_response';
 }
 

@@ -74,3 +74,28 @@ describe('answers cut off midway after their status and headers', () => {
     );
   });
 });
+
+describe('a failure of the data source answered 4xx, saying so only in its message', () => {
+  it('is retried, unbilled, instead of ending the window as bad input', async () => {
+    let refused = 0;
+    const sourceDown = () =>
+      refused++ < 2
+        ? { status: 400, body: JSON.stringify({ code: 400, message: 'upstream catalog timed out' }) }
+        : null;
+    await backfillThrough(
+      (body) => body,
+      async (db, emulator) => {
+        expect(await storedEvents(db)).toEqual(asStored(await catalogOf()));
+        const audit = await db.db.select().from(gatewayExecutions);
+        expect(audit.filter((a) => a.errorKind !== null).map((a) => [a.httpStatus, a.errorKind, a.billed])).toEqual([
+          [400, 'data_source', false],
+          [400, 'data_source', false],
+        ]);
+        expect(audit.filter((a) => a.billed === true)).toHaveLength(emulator.calls.filter((c) => c.billed).length);
+      },
+      undefined,
+      3,
+      sourceDown,
+    );
+  });
+});

@@ -15,18 +15,19 @@ export const TWO_DAYS = { fromMs: Date.parse('2025-05-10T00:00:00Z'), toMs: Date
 export type Rewrite = (body: string, status: number, asked: IncomingHttpHeaders) => Rewritten;
 
 /**
- * Backfills `range` of the May month through a gateway whose answers pass `rewrite`, expects it
- * done, then hands over the database and emulator.
+ * Backfills `range` of the May month through a gateway whose answers pass `rewrite` (and which
+ * `answerFirst` may answer itself), expects it done, then hands over the database and emulator.
  */
 export async function backfillThrough(
   rewrite: Rewrite,
   check: (db: TestDatabase, emulator: RunningEmulator) => Promise<void>,
   range: { fromMs: number; toMs: number } = TWO_DAYS,
   attempts = 1,
+  answerFirst: (request: string) => Rewritten | null = () => null,
 ): Promise<void> {
   const db = await createTestDatabase();
   const emulator = await startEmulator({ key: KEY, earthquakeFiles: [MAY_MONTH], indicatorFiles: [], seed: 3 });
-  const proxy = await startGatewayProxy(emulator.url, rewrite);
+  const proxy = await startGatewayProxy(emulator.url, rewrite, answerFirst);
   const pipeline = startPipeline(db, { ...emulator, url: proxy.url }, KEY, { attempts });
   try {
     const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {

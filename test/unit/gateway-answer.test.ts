@@ -278,6 +278,21 @@ describe('classifyAttempt', () => {
   ] as const)('HTTP %s outcome %s valid %s -> %s', (status, outcome, valid, kind) => {
     expect(c(status, outcome, valid)).toBe(kind);
   });
+  it.each([
+    [400, 'upstream catalog timed out', 'data_source'],
+    [400, 'Data source unavailable', 'data_source'],
+    [422, 'quota exceeded for today', 'rate_limited'],
+    [400, 'service temporarily unavailable, try again', 'unknown'],
+    [400, 'provider must be quake-catalog', 'parameters'],
+    [400, 'start_time must not be in the future', 'parameters'],
+    [400, 'unknown field: invocation', 'parameters'],
+    [400, 'max_results: separate values are not accurate', 'parameters'],
+    [404, 'upstream not found', 'parameters'],
+    [500, 'invalid start_time', 'server'],
+  ] as const)('HTTP %s with no outcome, message %j -> %s', (httpStatus, message, kind) => {
+    expect(classifyAttempt({ httpStatus, outcome: null, bodyValid: false, message })).toBe(kind);
+  });
+
   it('transport failures have no response', () => {
     expect(classifyAttempt({ httpStatus: null, outcome: null, bodyValid: false, transportFailure: 'timeout' })).toBe(
       'timeout',
