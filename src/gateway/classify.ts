@@ -58,6 +58,9 @@ function kindFromStatusAndMessage(status: number, message: string | null | undef
 }
 
 function kindFromStatus(status: number): ErrorKind | null {
+  // A redirect is not followed (the key would go where it points). A permanent one says the base URL
+  // is to be changed; a temporary one (maintenance, say) is asked again like a server error.
+  if (status === 301 || status === 308) return 'parameters';
   if (status === 401 || status === 402 || status === 403) return 'auth';
   if (status === 429) return 'rate_limited';
   if (status === 408 || status === 504) return 'timeout';

@@ -199,6 +199,7 @@ export class UndiciGateway implements Gateway {
         empty,
       );
       const cut = got.error === null ? null : this.#cutOff(got, signal);
+      const redirect = redirectProblem(read, res.headers.location);
       const record: AttemptRecord = {
         ...base,
         httpStatus: read.httpStatus,
@@ -210,7 +211,7 @@ export class UndiciGateway implements Gateway {
         executionId: read.executionId,
         invocationId: read.invocationId,
         errorKind: cut?.kind ?? read.kind,
-        errorDetail: cut?.detail ?? read.problem,
+        errorDetail: cut?.detail ?? (redirect === null ? read.problem : this.#withoutKey(redirect)),
         retryAfterMs: read.retryAfterMs,
         finishedAt: this.#now(),
         durationMs: Math.round(performance.now() - t0),
@@ -239,6 +240,19 @@ export class UndiciGateway implements Gateway {
       return { ok: false, record, cause };
     }
   }
+}
+
+/**
+ * A redirect is not followed: the key would go wherever it points. The operator moves
+ * GATEWAY_BASE_URL instead, told where to.
+ */
+function redirectProblem(read: { httpStatus: number; kind: unknown }, location: unknown): string | null {
+  if (read.kind === null || read.httpStatus < 300 || read.httpStatus >= 400) return null;
+  const to = typeof location === 'string' ? ` to ${location}` : '';
+  return (
+    `the gateway answered ${read.httpStatus}, a redirect${to}: redirects are not followed, so that the key ` +
+    'goes nowhere else; if the gateway has moved, set GATEWAY_BASE_URL to its new address'
+  );
 }
 
 /** Turns a failed attempt into the error the retry layer acts on, keeping the cause. */

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { billedOf } from '../../src/db/audit.js';
 import { MAX_BODY_BYTES } from '../../src/gateway/body.js';
-import { UndiciGateway } from '../../src/gateway/client.js';
+import { attemptError, UndiciGateway } from '../../src/gateway/client.js';
 
 /**
  * The client against a gateway that answers more events than `max_results` asked: within HTTP and
@@ -165,6 +165,34 @@ describe('a gateway slower than GATEWAY_TIMEOUT_MS', () => {
     } finally {
       await gateway.close();
       s.closeAllConnections();
+      s.close();
+    }
+  });
+});
+
+describe('a gateway answering with a redirect', () => {
+  it('is not followed (the key would go there): a parameter error naming where, never retried', async () => {
+    let requests = 0;
+    const { url, server: s } = await serving((res) => {
+      requests++;
+      res.writeHead(308, {
+        location: 'https://gateway.example.org/v1/gateway/earthquake-standard/v1/earthquake-queries',
+      });
+      res.end();
+    });
+    const gateway = new UndiciGateway({ baseUrl: url, key: 'k3y', authHeader: 'authorization', timeoutMs: 5_000 });
+    try {
+      const got = await gateway.queryEarthquakes({
+        provider: 'quake-catalog',
+        start_time: '2025-05-06T00:00:00Z',
+        end_time: '2025-05-07T00:00:00Z',
+      });
+      expect(got.record).toMatchObject({ httpStatus: 308, errorKind: 'parameters' });
+      expect(got.record.errorDetail).toMatch(/a redirect to https:\/\/gateway\.example\.org\/.*set GATEWAY_BASE_URL/);
+      expect(attemptError(got.record, null).retryable).toBe(false);
+      expect(requests).toBe(1);
+    } finally {
+      await gateway.close();
       s.close();
     }
   });
