@@ -115,6 +115,23 @@ export class UndiciGateway implements Gateway {
     return this.#config.key === '' ? text : text.split(this.#config.key).join('***');
   }
 
+  /**
+   * A gateway may echo the credential it was sent (a refusal quoting the header, an id built from
+   * it): what the audit and logs keep of an answer never holds it. `succeeded` is left as it is, so
+   * that no key, however short, can change what the answer says.
+   */
+  #redacted(record: AttemptRecord): AttemptRecord {
+    const clean = (t: string | null) => (t === null ? null : this.#withoutKey(t));
+    return {
+      ...record,
+      message: clean(record.message),
+      outcome: record.outcome === 'succeeded' ? record.outcome : clean(record.outcome),
+      executionId: clean(record.executionId),
+      invocationId: clean(record.invocationId),
+      errorDetail: clean(record.errorDetail),
+    };
+  }
+
   /** A request that breaks the spec is refused here, never sent and never billed. */
   #validate<Q>(operation: Operation, schema: z.ZodType<Q>, req: unknown): Q {
     const parsed = schema.safeParse(req);
@@ -216,9 +233,10 @@ export class UndiciGateway implements Gateway {
         finishedAt: this.#now(),
         durationMs: Math.round(performance.now() - t0),
       };
-      if (cut !== null) return { ok: false, record, cause: got.error };
-      if (read.kind === null && read.result !== null) return { ok: true, record, result: read.result };
-      return { ok: false, record, cause: null };
+      if (cut !== null) return { ok: false, record: this.#redacted(record), cause: got.error };
+      if (read.kind === null && read.result !== null)
+        return { ok: true, record: this.#redacted(record), result: read.result };
+      return { ok: false, record: this.#redacted(record), cause: null };
     } catch (cause) {
       const kind = signal?.aborted ? 'transport' : transportKind(cause);
       const record: AttemptRecord = {

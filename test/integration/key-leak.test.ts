@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'drizzle-orm';
 import { Redis } from 'ioredis';
@@ -57,9 +59,28 @@ async function redisTexts(redis: Redis, prefix: string): Promise<{ key: string; 
 const leaks = <T extends { text: string }>(texts: T[]): T[] =>
   texts.filter((t) => t.text.includes(KEY) || t.text.includes(WRONG_KEY));
 
+/**
+ * A gateway refusing every call while quoting the credential it was sent: in its message, its
+ * execution's ids and its outcome, as a careless gateway may.
+ */
+async function echoingGateway(): Promise<{ url: string; server: Server }> {
+  const server = createServer((req, res) => {
+    const sent = String(req.headers.authorization ?? req.headers['x-api-key'] ?? '');
+    req.resume();
+    req.on('end', () => {
+      const execution = { id: `exec-${sent}`, invocation_id: sent, outcome: `refused ${sent}` };
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ code: 401, message: `credential not activated: ${sent}`, data: { execution } }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
 describe('MARKET_KEY appears nowhere', () => {
   let db: TestDatabase;
   let emulator: RunningEmulator;
+  let echo: { url: string; server: Server };
   let redis: Redis;
   let prefix: string;
   const outputs: { run: string; text: string }[] = [];
@@ -67,6 +88,7 @@ describe('MARKET_KEY appears nowhere', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     emulator = await startEmulator({ key: KEY, earthquakeFiles: [MONTH] });
+    echo = await echoingGateway();
     prefix = uniquePrefix();
     redis = new Redis(`${redisUrl()}/2`);
     const env = {
@@ -118,6 +140,7 @@ describe('MARKET_KEY appears nowhere', () => {
         env: { ...env, GATEWAY_BASE_URL: 'http://127.0.0.1:1', GATEWAY_AUTH_HEADER: 'x-api-key' },
       },
       { args: [...indicators, '--country', 'IND', '--refresh'], env: { ...env, MARKET_KEY: WRONG_KEY } },
+      { args: [...indicators, '--country', 'BRA', '--refresh'], env: { ...env, GATEWAY_BASE_URL: echo.url } },
       { args: ['status', '--json'], env },
       { args: ['status'], env },
     ];
@@ -132,15 +155,17 @@ describe('MARKET_KEY appears nowhere', () => {
     const keys = (await redisTexts(redis, prefix)).map((t) => t.key);
     if (keys.length > 0) await redis.del(...keys);
     redis.disconnect();
+    echo.server.close();
     await emulator.close();
     await db.drop();
   });
 
   it('the runs did real work and failed where meant to', () => {
-    const [ok, quakes, notFound, refused, badKey] = outputs;
+    const [ok, quakes, notFound, refused, badKey, echoed] = outputs;
     expect(ok!.run).toMatch(/exit 0/);
     expect(quakes!.run).toMatch(/exit 0/);
-    for (const failing of [notFound, refused, badKey]) expect(failing!.run).toMatch(/exit 1/);
+    for (const failing of [notFound, refused, badKey, echoed]) expect(failing!.run).toMatch(/exit 1/);
+    expect(echoed!.text).toMatch(/credential not activated: Bearer \*\*\*/);
     expect(notFound!.text).toMatch(/404/);
     expect(refused!.text).toMatch(/ECONNREFUSED/);
     // LOG_LEVEL=trace: whatever is logged at any level is in the searched output.
