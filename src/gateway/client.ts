@@ -152,6 +152,7 @@ export class UndiciGateway implements Gateway {
     return this.#config.timeoutMs * 2 ** Math.min(this.#timeoutsInRow, 2);
   }
 
+  /** A timeout lengthens the next deadline; any answer, even a refusal, brings it back. */
   #count(record: AttemptRecord): void {
     if (record.errorKind === 'timeout') this.#timeoutsInRow++;
     else if (record.httpStatus !== null) this.#timeoutsInRow = 0;
