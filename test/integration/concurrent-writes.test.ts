@@ -1,4 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import { describe, expect, inject, it } from 'vitest';
+import { openDb } from '../../src/db/connection.js';
 import { dataFolder, loadUsgsFile, startEmulator } from '@gateway-ingest/emulator';
 import { gatewayExecutions } from '../../src/db/schema.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
@@ -83,6 +85,61 @@ describe('three streams over one month, read at once by four workers of four lan
       await pipeline.close();
       await emulator.close();
       await db.drop();
+    }
+  });
+});
+
+describe('a database at its connection limit', () => {
+  it('is waited out like an outage: every answer written once, nothing failed', async () => {
+    const month = `${dataFolder}usgs/all_month_2025-05-06_2025-06-05.csv`;
+    const key = 'test-key-limit';
+    const db = await createTestDatabase();
+    // A role of its own: the connection limit does not apply to a superuser.
+    const role = `gi_limited_${Math.random().toString(36).slice(2, 10)}`;
+    await db.db.execute(sql.raw(`create role ${role} login connection limit 2`));
+    await db.db.execute(sql.raw(`grant all on schema public to ${role}`));
+    await db.db.execute(sql.raw(`grant all on all tables in schema public to ${role}`));
+    await db.db.execute(sql.raw(`grant all on all sequences in schema public to ${role}`));
+    const url = new URL(db.url);
+    url.username = role;
+    const limited = openDb(url.toString(), { max: 8 });
+    const emulator = await startEmulator({
+      key,
+      earthquakeFiles: [month],
+      indicatorFiles: [],
+      order: 'random',
+      seed: 5,
+      now: () => new Date('2025-07-01T00:00:00Z'),
+    });
+    // Workers and the wait for them both go through the role at its limit.
+    const pipeline = startPipeline({ ...db, ...limited }, emulator, key, {
+      concurrency: 4,
+      windowLanes: 4,
+      attempts: 3,
+    });
+    try {
+      const range = { fromMs: Date.parse('2025-05-06T00:00:00Z'), toMs: Date.parse('2025-06-05T00:00:00Z') };
+      const refs = [];
+      for (const minMagnitude of [null, -1])
+        refs.push(
+          await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+            filters: { minMagnitude, circle: null },
+            ...range,
+            refresh: false,
+          }),
+        );
+      expect(await pipeline.run(refs)).toEqual({ total: 2, done: 2, partial: 0, failed: 0 });
+      const audit = await db.db.select().from(gatewayExecutions);
+      expect(audit.filter((a) => a.billed !== true)).toEqual([]);
+      expect(audit.length).toBe(emulator.calls.filter((c) => c.billed).length);
+    } finally {
+      await pipeline.close();
+      await emulator.close();
+      await limited.close();
+      await db.drop();
+      const admin = openDb(inject('databaseUrl'));
+      await admin.db.execute(sql.raw(`drop role if exists ${role}`));
+      await admin.close();
     }
   });
 });
