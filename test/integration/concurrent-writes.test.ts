@@ -1,14 +1,14 @@
 import { sql } from 'drizzle-orm';
 import { describe, expect, inject, it } from 'vitest';
 import { openDb } from '../../src/db/connection.js';
-import { dataFolder, loadUsgsFile, startEmulator } from '@gateway-ingest/emulator';
+import { dataFolder, loadUsgsFile, startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { gatewayExecutions } from '../../src/db/schema.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
-import { startPipeline } from '../support/pipeline.js';
+import { startPipeline, type Pipeline } from '../support/pipeline.js';
 import { eventRows, upsertEvents } from '../../src/db/earthquake-events.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
 import { storedEvents, wireEvent } from '../support/events.js';
-import { createTestDatabase } from '../support/isolation.js';
+import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
 
 /**
  * Answers holding the same events are written at once whenever two reads cover the same time: two
@@ -19,6 +19,36 @@ import { createTestDatabase } from '../support/isolation.js';
 const EVENTS: EarthquakeEvent[] = Array.from({ length: 400 }, (_, i) =>
   wireEvent(`us7000${String(i).padStart(4, '0')}`, Date.parse('2025-05-06T00:00:00Z') + i * 1_000),
 );
+
+const MONTH = `${dataFolder}usgs/all_month_2025-05-06_2025-06-05.csv`;
+const MAY = { fromMs: Date.parse('2025-05-06T00:00:00Z'), toMs: Date.parse('2025-06-05T00:00:00Z') };
+
+/**
+ * One stream per minimum magnitude over the May month, enqueued together and read at once; each
+ * done, and every answer written once: one lost (to a deadlock, say) leaves its row billed unknown,
+ * and its call is made again.
+ */
+async function readAtOnce(
+  db: TestDatabase,
+  pipeline: Pipeline,
+  emulator: RunningEmulator,
+  minMagnitudes: Array<number | null>,
+): Promise<void> {
+  const refs = [];
+  for (const minMagnitude of minMagnitudes)
+    refs.push(
+      await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+        filters: { minMagnitude, circle: null },
+        ...MAY,
+        refresh: false,
+      }),
+    );
+  const n = minMagnitudes.length;
+  expect(await pipeline.run(refs)).toEqual({ total: n, done: n, partial: 0, failed: 0 });
+  const audit = await db.db.select().from(gatewayExecutions);
+  expect(audit.filter((a) => a.billed !== true)).toEqual([]);
+  expect(audit.length).toBe(emulator.calls.filter((c) => c.billed).length);
+}
 
 describe('answers holding the same events, written at once in other orders', () => {
   it('never deadlock', async () => {
@@ -51,12 +81,11 @@ describe('answers holding the same events, written at once in other orders', () 
 
 describe('three streams over one month, read at once by four workers of four lanes each', () => {
   it('write every answer once: the audit bills exactly what the gateway billed, and nothing is bought twice', async () => {
-    const month = `${dataFolder}usgs/all_month_2025-05-06_2025-06-05.csv`;
     const key = 'test-key-concurrent';
     const db = await createTestDatabase();
     const emulator = await startEmulator({
       key,
-      earthquakeFiles: [month],
+      earthquakeFiles: [MONTH],
       indicatorFiles: [],
       order: 'random',
       seed: 7,
@@ -64,23 +93,9 @@ describe('three streams over one month, read at once by four workers of four lan
     });
     const pipeline = startPipeline(db, emulator, key, { concurrency: 4, windowLanes: 4 });
     try {
-      const range = { fromMs: Date.parse('2025-05-06T00:00:00Z'), toMs: Date.parse('2025-06-05T00:00:00Z') };
-      const refs = [];
-      for (const minMagnitude of [null, -1, -0.5])
-        refs.push(
-          await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
-            filters: { minMagnitude, circle: null },
-            ...range,
-            refresh: false,
-          }),
-        );
-      expect(await pipeline.run(refs)).toEqual({ total: 3, done: 3, partial: 0, failed: 0 });
-      const audit = await db.db.select().from(gatewayExecutions);
-      // An answer lost to a deadlock leaves its row billed unknown, and its call is made again.
-      expect(audit.filter((a) => a.billed !== true)).toEqual([]);
-      expect(audit.length).toBe(emulator.calls.filter((c) => c.billed).length);
-      const inRange = (await loadUsgsFile(month)).filter((e) => Date.parse(e.time) >= range.fromMs);
-      expect((await storedEvents(db)).length).toBe(inRange.filter((e) => Date.parse(e.time) <= range.toMs).length);
+      await readAtOnce(db, pipeline, emulator, [null, -1, -0.5]);
+      const inRange = (await loadUsgsFile(MONTH)).filter((e) => Date.parse(e.time) >= MAY.fromMs);
+      expect((await storedEvents(db)).length).toBe(inRange.filter((e) => Date.parse(e.time) <= MAY.toMs).length);
     } finally {
       await pipeline.close();
       await emulator.close();
@@ -91,7 +106,6 @@ describe('three streams over one month, read at once by four workers of four lan
 
 describe('a database at its connection limit', () => {
   it('is waited out like an outage: every answer written once, nothing failed', async () => {
-    const month = `${dataFolder}usgs/all_month_2025-05-06_2025-06-05.csv`;
     const key = 'test-key-limit';
     const db = await createTestDatabase();
     // A role of its own: the connection limit does not apply to a superuser.
@@ -105,7 +119,7 @@ describe('a database at its connection limit', () => {
     const limited = openDb(url.toString(), { max: 8 });
     const emulator = await startEmulator({
       key,
-      earthquakeFiles: [month],
+      earthquakeFiles: [MONTH],
       indicatorFiles: [],
       order: 'random',
       seed: 5,
@@ -118,20 +132,7 @@ describe('a database at its connection limit', () => {
       attempts: 3,
     });
     try {
-      const range = { fromMs: Date.parse('2025-05-06T00:00:00Z'), toMs: Date.parse('2025-06-05T00:00:00Z') };
-      const refs = [];
-      for (const minMagnitude of [null, -1])
-        refs.push(
-          await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
-            filters: { minMagnitude, circle: null },
-            ...range,
-            refresh: false,
-          }),
-        );
-      expect(await pipeline.run(refs)).toEqual({ total: 2, done: 2, partial: 0, failed: 0 });
-      const audit = await db.db.select().from(gatewayExecutions);
-      expect(audit.filter((a) => a.billed !== true)).toEqual([]);
-      expect(audit.length).toBe(emulator.calls.filter((c) => c.billed).length);
+      await readAtOnce(db, pipeline, emulator, [null, -1]);
     } finally {
       await pipeline.close();
       await emulator.close();
