@@ -1,6 +1,7 @@
 import { and, getTableName, inArray, isNull, lt, param, sql, type SQL } from 'drizzle-orm';
 import { EARTH_RADIUS_KM } from '../domain/geo.js';
 import { magnitudeFloor, type EarthquakeFilters } from '../domain/filters.js';
+import { reportedPrecisionMs } from '../domain/time.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
 import type { EarthquakeEvent } from '../gateway/schemas.js';
 import type { Db, Tx } from './connection.js';
@@ -280,8 +281,9 @@ export function matchesFilters(f: EarthquakeFilters): SQL {
 
 /**
  * Stored events of the stream (not marked deleted) surely inside `region` (their reported time
- * give or take PRECISION_MS) and outside the `excluded` regions, that no answer returned since
- * `seenSince`: what a proven-complete re-read started then should have returned but did not.
+ * give or take its precision, `reportedPrecisionMs`) and outside the `excluded` regions, that no
+ * answer returned since `seenSince`: what a proven-complete re-read started then should have
+ * returned but did not.
  */
 export async function deletionCandidates(
   db: Db,
@@ -290,19 +292,20 @@ export async function deletionCandidates(
     region: { lo: number; hi: number };
     excluded: ReadonlyArray<{ lo: number; hi: number }>;
     seenSince: Date;
-    precisionMs: number;
   },
 ): Promise<Array<{ id: string; timeMs: number }>> {
-  const from = new Date(q.region.lo + q.precisionMs);
-  const to = new Date(q.region.hi - q.precisionMs);
   const result = await db.execute<{ id: string; time: Date | string }>(sql`
     select e.id, e.time from earthquake_events e
     where e.deleted_at is null
-      and e.time >= ${from.toISOString()}::timestamptz and e.time <= ${to.toISOString()}::timestamptz
+      and e.time > ${new Date(q.region.lo).toISOString()}::timestamptz
+      and e.time < ${new Date(q.region.hi).toISOString()}::timestamptz
       and e.last_seen_at < ${q.seenSince.toISOString()}::timestamptz and ${matchesFilters(q.filters)}`);
-  const rows = result.rows.map((r) => ({ id: r.id, time: new Date(r.time) }));
-  const excluded = (ms: number) => q.excluded.some((r) => ms + q.precisionMs > r.lo && ms - q.precisionMs < r.hi);
-  return rows.map((r) => ({ id: r.id, timeMs: r.time.getTime() })).filter((c) => !excluded(c.timeMs));
+  const candidates = result.rows.map((r) => ({ id: r.id, timeMs: new Date(r.time).getTime() }));
+  return candidates.filter(({ timeMs }) => {
+    const precisionMs = reportedPrecisionMs([timeMs]);
+    const inside = timeMs - precisionMs >= q.region.lo && timeMs + precisionMs <= q.region.hi;
+    return inside && !q.excluded.some((r) => timeMs + precisionMs > r.lo && timeMs - precisionMs < r.hi);
+  });
 }
 
 /**

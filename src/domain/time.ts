@@ -166,14 +166,23 @@ export function toRfc3339(ms: number): string {
   return iso.endsWith('.000Z') ? `${iso.slice(0, -5)}Z` : iso;
 }
 
+/** The units a gateway may report times in, coarsest first (the spec gives no precision). */
+const REPORTED_UNITS_MS = [
+  ...[24, 12, 6, 3, 2, 1].map((h) => h * 60 * MINUTE_MS),
+  ...[30, 15, 10, 5, 1].map((m) => m * MINUTE_MS),
+  ...[30, 15, 10, 5, 2, 1].map((s) => s * SECOND_MS),
+];
+
 /**
  * How far the reported times `timesMs` of one answer may lie from the true times the gateway
- * filtered on: a minute when every one is a whole minute (a gateway reporting minutes, truncated,
- * rounded or up), else a second (whole seconds, or finer). The spec gives no precision; coarser
- * than a minute is not read: a deletion check finds a revised event within a minute of its time.
+ * filtered on: the coarsest unit, up to a day, of which every one is a whole multiple (a gateway
+ * reporting that unit, truncated, rounded or up), else a second (whole seconds, or finer). Of one
+ * stored time, how far it may lie from the true one: a second-precision time that happens to be a
+ * whole hour is given an hour, which only widens what is asked about it.
  */
 export function reportedPrecisionMs(timesMs: readonly number[]): number {
-  return timesMs.length > 0 && timesMs.every((t) => t % MINUTE_MS === 0) ? MINUTE_MS : SECOND_MS;
+  if (timesMs.length === 0) return SECOND_MS;
+  return REPORTED_UNITS_MS.find((unit) => timesMs.every((t) => t % unit === 0)) ?? SECOND_MS;
 }
 
 /** The whole second at or before `ms`. */

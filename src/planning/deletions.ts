@@ -3,23 +3,24 @@
  * no answer of that run returned is a candidate: deleted upstream, or revised out of the stream's
  * filters, or moved in time. It is marked deleted only on proof that the catalog no longer holds
  * it anywhere near its time: an unfiltered answer, too small to be truncated, over its time give
- * or take a revision's move and the precision of stored times (`REACH_MS`). For an unfiltered
+ * or take a revision's move and the precision of its stored time (`reachMs`). For an unfiltered
  * stream the window's own answers are that proof when the event lies well inside the window;
  * otherwise a targeted check asks. An answer that holds the event means it was revised (it is
  * updated, not marked). Pure: the caller makes the calls and writes.
  */
-import { MINUTE_MS, SECOND_MS } from '../domain/time.js';
+import { MINUTE_MS, reportedPrecisionMs, SECOND_MS } from '../domain/time.js';
 import type { Region } from './truncation/frontier.js';
 
 /** How far a revision may move an event's time and still be found by a check around its old time. */
 export const MOVE_MS = 60 * SECOND_MS;
 /**
- * How far a stored time may lie from the true one: times reported to the minute are read
- * (`reportedPrecisionMs`), so a check reaches that far beyond a revision's move.
+ * How far a check reaches either side of a candidate's stored time: a revision's move, and how far
+ * the stored time may lie from the true one, at least a minute (`reportedPrecisionMs`: a gateway
+ * reporting hours stored a whole hour, the event lying anywhere in the hour around it).
  */
-const STORED_PRECISION_MS = MINUTE_MS;
-/** How far a check reaches either side of a candidate's stored time. */
-const REACH_MS = MOVE_MS + STORED_PRECISION_MS;
+export function reachMs(timeMs: number): number {
+  return MOVE_MS + Math.max(MINUTE_MS, reportedPrecisionMs([timeMs]));
+}
 /** Candidates this close together share one check query. */
 export const GROUP_SPAN_MS = 10 * 60 * SECOND_MS;
 
@@ -29,22 +30,23 @@ export interface Candidate {
 }
 
 export interface DeletionCheck {
-  /** The unfiltered query: whole seconds, REACH_MS beyond the candidates either side. */
+  /** The unfiltered query: whole seconds, `reachMs` beyond the candidates either side. */
   region: Region;
   ids: string[];
 }
 
 /**
- * The run's own answers prove absence: the stream is unfiltered and the event lies REACH_MS inside
+ * The run's own answers prove absence: the stream is unfiltered and the event lies `reachMs` inside
  * the window region.
  */
 export function provenByWindow(c: Candidate, window: Region, unfiltered: boolean): boolean {
-  return unfiltered && c.timeMs - REACH_MS >= window.lo && c.timeMs + REACH_MS <= window.hi;
+  const reach = reachMs(c.timeMs);
+  return unfiltered && c.timeMs - reach >= window.lo && c.timeMs + reach <= window.hi;
 }
 
-const checkRegion = (fromMs: number, toMs: number): Region => ({
-  lo: Math.floor((fromMs - REACH_MS) / SECOND_MS) * SECOND_MS,
-  hi: Math.ceil((toMs + REACH_MS) / SECOND_MS) * SECOND_MS,
+const checkRegion = (group: readonly Candidate[]): Region => ({
+  lo: Math.floor(Math.min(...group.map((c) => c.timeMs - reachMs(c.timeMs))) / SECOND_MS) * SECOND_MS,
+  hi: Math.ceil(Math.max(...group.map((c) => c.timeMs + reachMs(c.timeMs))) / SECOND_MS) * SECOND_MS,
 });
 
 /** Candidates in time order, grouped so that each check spans at most GROUP_SPAN_MS of them. */
@@ -69,7 +71,7 @@ export interface CheckVerdict {
 }
 
 function groupCheck(group: readonly Candidate[]): DeletionCheck {
-  return { region: checkRegion(group[0]!.timeMs, group[group.length - 1]!.timeMs), ids: group.map((c) => c.id) };
+  return { region: checkRegion(group), ids: group.map((c) => c.id) };
 }
 
 /** What an unfiltered answer to `check` proves, given the largest answer the gateway is known to give. */

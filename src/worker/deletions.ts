@@ -10,7 +10,7 @@ import { NO_FILTERS } from '../domain/filters.js';
 import { toRfc3339 } from '../domain/time.js';
 import { planChecks, provenByWindow, judgeCheck, type Candidate, type DeletionCheck } from '../planning/deletions.js';
 import { earthquakeRequest } from '../planning/earthquake-request.js';
-import { PRECISION_MS, windowRegion, type Frontier, type Region } from '../planning/truncation/index.js';
+import { windowRegion, type Frontier, type Region } from '../planning/truncation/index.js';
 import type { EarthquakeWindowJob } from '../planning/work.js';
 import { earthquakeCall, jobCall } from './call.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
@@ -47,7 +47,6 @@ export async function reconcileDeletions(
     region,
     excluded: [...f.unresolved, ...outsideScope(region, f.scope)],
     seenSince,
-    precisionMs: PRECISION_MS,
   });
   outcome.candidates = candidates.length;
   if (candidates.length === 0) return outcome;

@@ -69,6 +69,13 @@ const KNOBS: Knob[] = [
     bound: 1.6,
     reportedUnitMs: 60_000,
   },
+  // Any unit the spec leaves open: an event reported at 14:00 may lie anywhere up to 15:00, past a query starting at 14:20.
+  {
+    name: 'times to the hour, random order',
+    options: { order: 'random', timePrecision: 'hour' },
+    bound: 2.0,
+    reportedUnitMs: 3_600_000,
+  },
   {
     name: 'both ends exclusive, random order',
     options: { order: 'random', startBoundary: 'exclusive', endBoundary: 'exclusive' },

@@ -6,6 +6,7 @@ import {
   judgeCheck,
   planChecks,
   provenByWindow,
+  reachMs,
   type Candidate,
 } from '../../src/planning/deletions.js';
 
@@ -29,8 +30,8 @@ describe('deletion checks', () => {
         for (const check of checks) {
           const times = cs.filter((c) => check.ids.includes(c.id)).map((c) => c.timeMs);
           expect(Math.max(...times) - Math.min(...times)).toBeLessThanOrEqual(GROUP_SPAN_MS);
-          expect(check.region.lo).toBeLessThanOrEqual(Math.min(...times) - MOVE_MS);
-          expect(check.region.hi).toBeGreaterThanOrEqual(Math.max(...times) + MOVE_MS);
+          expect(check.region.lo).toBeLessThanOrEqual(Math.min(...times.map((t) => t - reachMs(t))));
+          expect(check.region.hi).toBeGreaterThanOrEqual(Math.max(...times.map((t) => t + reachMs(t))));
           expect(check.region.lo % 1000).toBe(0);
           expect(check.region.hi % 1000).toBe(0);
         }
@@ -79,10 +80,23 @@ describe('deletion checks', () => {
 
   it("a window's own answers prove absence only for an unfiltered stream and events well inside it", () => {
     const window = { lo: 0, hi: 10 * 86_400_000 };
-    const inside: Candidate = { id: 'a', timeMs: 86_400_000 };
+    const inside: Candidate = { id: 'a', timeMs: 86_407_000 };
     const nearEdge: Candidate = { id: 'b', timeMs: window.hi - MOVE_MS };
     expect(provenByWindow(inside, window, true)).toBe(true);
     expect(provenByWindow(inside, window, false)).toBe(false);
     expect(provenByWindow(nearEdge, window, true)).toBe(false);
+  });
+
+  // A gateway reporting hours: the event stored at 05:00 may have happened at 05:59, past a window
+  // ending at 05:00:01, so neither that window's answers nor a check of two minutes prove it gone.
+  it('reach as far as a stored time may lie from the true one: an hour for a whole hour', () => {
+    const hour = Date.parse('2025-05-11T05:00:00Z');
+    expect(reachMs(hour + 12_345)).toBe(MOVE_MS + 60_000);
+    expect(reachMs(hour)).toBe(MOVE_MS + 3_600_000);
+    const window = { lo: hour - 86_400_000, hi: hour + 1_000 };
+    expect(provenByWindow({ id: 'a', timeMs: hour - 30 * 60_000 + 7_000 }, window, true)).toBe(true);
+    expect(provenByWindow({ id: 'b', timeMs: hour - 3_600_000 }, window, true)).toBe(false);
+    const [check] = planChecks([{ id: 'b', timeMs: hour }]);
+    expect(check!.region).toEqual({ lo: hour - 3_600_000 - MOVE_MS, hi: hour + 3_600_000 + MOVE_MS });
   });
 });

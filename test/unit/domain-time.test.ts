@@ -140,10 +140,13 @@ describe('parseInstant', () => {
 });
 
 describe('reportedPrecisionMs', () => {
-  it('is a minute where every time is a whole minute, else a second', () => {
+  it('is the coarsest unit up to a day of which every time is a whole multiple, else a second', () => {
     const minute = utc('2025-05-06T09:24:00Z');
     expect(reportedPrecisionMs([minute, minute + 3_600_000, utc('1969-12-31T23:59:00Z')])).toBe(60_000);
     expect(reportedPrecisionMs([minute, minute + 1_000])).toBe(1_000);
+    expect(reportedPrecisionMs([minute + 10_000, minute + 50_000])).toBe(10_000);
+    expect(reportedPrecisionMs([utc('2025-05-06T09:00:00Z'), utc('2025-05-07T23:00:00Z')])).toBe(3_600_000);
+    expect(reportedPrecisionMs([utc('2025-05-06T00:00:00Z'), utc('1969-12-30T00:00:00Z')])).toBe(86_400_000);
     expect(reportedPrecisionMs([minute + 0.5])).toBe(1_000);
     expect(reportedPrecisionMs([])).toBe(1_000);
   });

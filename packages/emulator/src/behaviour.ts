@@ -6,7 +6,7 @@ import { LIMITS } from './spec.js';
  * spec allows: which events a truncated answer keeps, whether the window ends are inclusive,
  * whether sub-second parts count, how precise reported times are, and a hidden result cap.
  */
-export const TIME_PRECISIONS = ['ms', 'second', 'minute'] as const;
+export const TIME_PRECISIONS = ['ms', 'second', 'ten-seconds', 'minute', 'hour', 'day'] as const;
 export type TimePrecision = (typeof TIME_PRECISIONS)[number];
 
 export const BOUNDARIES = ['inclusive', 'exclusive'] as const;
@@ -96,7 +96,14 @@ export function answerLimit(maxResults: number, b: AnswerBehaviour): number {
   return b.silentCap === null ? maxResults : Math.min(maxResults, b.silentCap);
 }
 
-const PRECISION_MS: Record<TimePrecision, number> = { ms: 1, second: 1000, minute: 60_000 };
+const PRECISION_MS: Record<TimePrecision, number> = {
+  ms: 1,
+  second: 1000,
+  'ten-seconds': 10_000,
+  minute: 60_000,
+  hour: 3_600_000,
+  day: 86_400_000,
+};
 
 /** An event time as the answer reports it: truncated to the precision (floor, as for whole seconds). */
 export function reportedTime(ms: number, precision: TimePrecision): string {

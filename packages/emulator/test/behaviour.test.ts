@@ -243,7 +243,7 @@ describe('validation of the knobs', () => {
       { order: 'sideways' as 'newest' },
       { mixedRandomRatio: 1.5 },
       { mixedRandomRatio: Number.NaN },
-      { timePrecision: 'hour' as 'ms' },
+      { timePrecision: 'fortnight' as 'ms' },
       { startBoundary: 'open' as 'inclusive' },
       { endBoundary: 'closed' as 'inclusive' },
       { ignoreFractionalSeconds: 'yes' as unknown as boolean },

@@ -127,7 +127,7 @@ describe('emulator command flags', () => {
   it('names the flag and the value of every bad answer knob', () => {
     expect(usageError(() => parse({ key: 'k', mixedRandomRatio: '1.5' }))).toMatch(/--mixed-random-ratio.*1\.5/);
     expect(usageError(() => parse({ key: 'k', mixedRandomRatio: 'half' }))).toMatch(/--mixed-random-ratio.*half/);
-    expect(usageError(() => parse({ key: 'k', timePrecision: 'hour' }))).toMatch(/--time-precision.*hour/);
+    expect(usageError(() => parse({ key: 'k', timePrecision: 'fortnight' }))).toMatch(/--time-precision.*fortnight/);
     expect(parse({ key: 'k', timePrecision: 'minute' }).timePrecision).toBe('minute');
     expect(usageError(() => parse({ key: 'k', silentCap: '0' }))).toMatch(/--silent-cap.*'0'/);
     expect(usageError(() => parse({ key: 'k', silentCap: '201' }))).toMatch(/--silent-cap.*201/);
