@@ -1,6 +1,6 @@
 /** Reading an answer's body: its content coding undone, its size bounded, and whatever arrived kept. */
-import { pipeline, type Readable, type Transform } from 'node:stream';
-import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { pipeline, Transform, type Readable, type TransformCallback } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw } from 'node:zlib';
 
 /**
  * No answer of the spec comes near this (200 events, 70 values): a body past it is cut off rather
@@ -14,10 +14,41 @@ export interface BodyRead {
   error: unknown;
 }
 
+/** Whether two bytes open a zlib stream (RFC 1950: method 8, window at most 32K, check bits). */
+const isZlibHeader = (b: Buffer): boolean =>
+  (b[0]! & 0x0f) === 8 && b[0]! >> 4 <= 7 && ((b[0]! << 8) | b[1]!) % 31 === 0;
+
+/**
+ * HTTP's deflate is a zlib stream (RFC 9110 8.4.1.2), but servers have long sent bare deflate
+ * under that name, and clients read both: the first two bytes tell which this is.
+ */
+class DeflateDecoder extends Transform {
+  #head = Buffer.alloc(0);
+  #inner: Transform | null = null;
+
+  override _transform(chunk: Buffer, _: BufferEncoding, done: TransformCallback): void {
+    if (this.#inner !== null) return void this.#inner.write(chunk, (e) => done(e ?? undefined));
+    this.#head = Buffer.concat([this.#head, chunk]);
+    if (this.#head.length < 2) return done();
+    const inner = isZlibHeader(this.#head) ? createInflate() : createInflateRaw();
+    inner.on('data', (d: Buffer) => this.push(d));
+    inner.on('error', (e) => this.destroy(e));
+    this.#inner = inner;
+    inner.write(this.#head, (e) => done(e ?? undefined));
+  }
+
+  override _flush(done: TransformCallback): void {
+    const inner = this.#inner ?? createInflateRaw().on('data', (d: Buffer) => this.push(d));
+    if (this.#inner === null && this.#head.length > 0) inner.write(this.#head);
+    inner.once('end', () => done()).once('error', done);
+    inner.end();
+  }
+}
+
 const DECODERS: Record<string, () => Transform> = {
   gzip: createGunzip,
   'x-gzip': createGunzip,
-  deflate: createInflate,
+  deflate: () => new DeflateDecoder(),
   br: createBrotliDecompress,
 };
 

@@ -1,4 +1,4 @@
-import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { asc } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { gatewayExecutions } from '../../src/db/schema.js';
@@ -16,6 +16,8 @@ const CODINGS: Array<[string, (b: Buffer) => Buffer]> = [
   ['gzip', gzipSync],
   ['deflate', deflateSync],
   ['br', brotliCompressSync],
+  // Bare deflate under the name, as servers have long sent it.
+  ['deflate', deflateRawSync],
 ];
 
 describe('answers in a content coding, or opening with a byte order mark', () => {

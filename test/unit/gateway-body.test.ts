@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { readBody } from '../../src/gateway/body.js';
 
@@ -24,10 +24,13 @@ describe('readBody', () => {
     ['gzip', gzipSync(JSON_TEXT), 'gzip'],
     ['x-gzip, upper case', gzipSync(JSON_TEXT), 'X-GZIP'],
     ['deflate', deflateSync(JSON_TEXT), 'deflate'],
+    ['deflate sent bare, with no zlib wrapping', deflateRawSync(JSON_TEXT), 'deflate'],
+    ['gzip then bare deflate', deflateRawSync(gzipSync(JSON_TEXT)), 'gzip, deflate'],
     ['br', brotliCompressSync(JSON_TEXT), 'br'],
     ['gzip then br, undone last first', brotliCompressSync(gzipSync(JSON_TEXT)), 'gzip, br'],
   ])('decodes a body in content coding %s', async (_, bytes, coding) => {
     expect(await readBody(arriving(bytes), coding)).toEqual({ text: JSON_TEXT, error: null });
+    expect(await readBody(arriving(bytes, 1), coding)).toEqual({ text: JSON_TEXT, error: null });
   });
 
   it('drops a leading byte order mark, and keeps a character split between chunks whole', async () => {
@@ -46,5 +49,15 @@ describe('readBody', () => {
     expect(String(zstd.error)).toMatch(/content coding "zstd", which the request did not ask for/);
     const broken = await readBody(arriving(Buffer.from('not gzip at all')), 'gzip');
     expect(broken.error).not.toBeNull();
+    for (const bytes of [Buffer.from([0x78]), deflateSync(JSON_TEXT).subarray(0, 20), Buffer.from([0xff, 0xff, 1])]) {
+      const deflate = await readBody(arriving(bytes, 3), 'deflate');
+      expect(deflate.error, bytes.toString('hex')).not.toBeNull();
+    }
+  });
+
+  it('keeps what a bare deflate body cut off midway decoded, with the error that cut it', async () => {
+    const got = await readBody(arriving(deflateRawSync(JSON_TEXT), 10, 2), 'deflate');
+    expect(JSON_TEXT.startsWith(got.text)).toBe(true);
+    expect(String(got.error)).toMatch(/other side closed/);
   });
 });
