@@ -129,9 +129,16 @@ export class PartitionBusyError extends Error {
 const CONNECTION_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
+  'ECONNABORTED',
   'ETIMEDOUT',
   'EPIPE',
   'ENOTFOUND',
+  // A network partition, and a DNS server that does not answer for now.
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
   '57P01',
   '57P02',
   '57P03',

@@ -7,7 +7,9 @@ const coded = (code: string, message = 'x') => Object.assign(new Error(message),
 
 describe('isConnectionError: an outage of our own PostgreSQL or Redis', () => {
   it('knows the network codes and the server codes of a connection lost or refused', () => {
-    for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', '57P01', '57P03', '08006'])
+    const network = ['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'];
+    const unreachable = ['EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN', 'EAI_AGAIN'];
+    for (const code of [...network, ...unreachable, '57P01', '57P03', '08006'])
       expect(isConnectionError(coded(code)), code).toBe(true);
   });
 
