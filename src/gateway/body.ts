@@ -37,6 +37,12 @@ class DeflateDecoder extends Transform {
     inner.write(this.#head, (e) => done(e ?? undefined));
   }
 
+  override _destroy(error: Error | null, done: (error: Error | null) => void): void {
+    // A body given up on stops its inflating too.
+    this.#inner?.destroy();
+    done(error);
+  }
+
   override _flush(done: TransformCallback): void {
     const inner = this.#inner ?? createInflateRaw().on('data', (d: Buffer) => this.push(d));
     if (this.#inner === null && this.#head.length > 0) inner.write(this.#head);

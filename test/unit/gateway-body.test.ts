@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { readBody } from '../../src/gateway/body.js';
+import { MAX_BODY_BYTES, readBody } from '../../src/gateway/body.js';
 
 const JSON_TEXT = JSON.stringify({ code: 0, data: { execution: { outcome: 'succeeded' }, result: { events: [] } } });
 
@@ -53,6 +53,13 @@ describe('readBody', () => {
       const deflate = await readBody(arriving(bytes, 3), 'deflate');
       expect(deflate.error, bytes.toString('hex')).not.toBeNull();
     }
+  });
+
+  it('stops inflating a bare deflate body past MAX_BODY_BYTES', async () => {
+    const bomb = deflateRawSync(Buffer.alloc(MAX_BODY_BYTES + 1_000_000, 0x20));
+    const got = await readBody(arriving(bomb, 65_536), 'deflate');
+    expect(String(got.error)).toMatch(/passed \d+ bytes and was cut off/);
+    expect(got.text.length).toBeLessThanOrEqual(MAX_BODY_BYTES);
   });
 
   it('keeps what a bare deflate body cut off midway decoded, with the error that cut it', async () => {
