@@ -134,9 +134,9 @@ export const EMPTY_EARTHQUAKE_MATCH = {
  * The result schema for one request. An answer breaks the spec when it holds more events than
  * `max_results` asked (accepted, it would teach the planner a cap above the one asked for, and every
  * full answer after it would pass for complete), or an event further outside `start_time`..`end_time`
- * than the precision its times are reported in (`reportedPrecisionMs`: a second, or a minute where
- * every time is a whole minute): the planner would take it as evidence about a part of the window
- * the query never asked.
+ * than the precision its time is reported in (`reportedPrecisionMs`: a second, or the coarsest unit up
+ * to a day of which it is a whole multiple): the planner would take it as evidence about a part of
+ * the window the query never asked.
  */
 export function earthquakeResultFor(req: Pick<EarthquakeRequest, 'start_time' | 'end_time' | 'max_results'>) {
   const maxResults = req.max_results ?? LIMITS.defaultMaxResults;
@@ -154,9 +154,12 @@ export function earthquakeResultFor(req: Pick<EarthquakeRequest, 'start_time' | 
           message: `holds ${events.length} events, more than the max_results of ${maxResults} asked for`,
         });
       }
-      const times = events.map((e) => Date.parse(e.time));
-      const slackMs = reportedPrecisionMs(times);
-      const outside = times.findIndex((ms) => ms < startMs - slackMs || ms > endMs + slackMs);
+      // Each time by its own precision: a gateway may report some sources' times coarser than others'.
+      const outside = events.findIndex((e) => {
+        const ms = Date.parse(e.time);
+        const slackMs = reportedPrecisionMs([ms]);
+        return ms < startMs - slackMs || ms > endMs + slackMs;
+      });
       if (outside >= 0) {
         ctx.addIssue({
           code: 'custom',

@@ -92,7 +92,7 @@ describe('readAnswer', () => {
     }
   });
 
-  it('allows a minute where every time of the answer is a whole minute: a gateway reporting minutes', () => {
+  it('allows a minute for a time that is a whole minute, an hour for a whole hour: a gateway reporting minutes', () => {
     const asked = { start_time: '2025-05-06T09:24:13Z', end_time: '2025-05-06T10:00:00.5Z', max_results: 200 };
     const at = (...times: string[]) =>
       readAnswer(
@@ -108,9 +108,13 @@ describe('readAnswer', () => {
     expect(at('2025-05-06T09:23:13Z')).toBe('invalid_response');
     expect(at('2025-05-06T10:01:00Z', '2025-05-06T09:30:00Z')).toBeNull();
     expect(at('2025-05-06T10:02:00Z')).toBe('invalid_response');
+    // Each time by its own precision: beside a time to the millisecond, one to the minute keeps its minute.
+    expect(at('2025-05-06T09:24:00Z', '2025-05-06T09:50:17.25Z')).toBeNull();
+    expect(at('2025-05-06T09:24:11.5Z', '2025-05-06T09:50:17.25Z')).toBe('invalid_response');
+    // To the hour, an event of 09:40 is reported at 09:00.
+    expect(at('2025-05-06T09:00:00Z', '2025-05-06T07:00:00Z')).toBe('invalid_response');
+    expect(at('2025-05-06T09:00:00Z', '2025-05-06T11:00:00Z')).toBeNull();
     expect(at('2025-05-06T09:22:00Z')).toBe('invalid_response');
-    // One time finer than a minute: the answer's times are finer, and a second is all they may be off by.
-    expect(at('2025-05-06T09:24:00Z', '2025-05-06T09:50:07Z')).toBe('invalid_response');
   });
 
   it('accepts every RFC 3339 form of an event time: lower-case t and z, offsets, any fraction; refuses others', () => {
