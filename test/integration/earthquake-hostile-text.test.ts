@@ -29,6 +29,16 @@ function otherTimeForms(body: string): string {
   });
 }
 
+/** Ids ending in a digit below 5 reported to the minute (floored), the others to the millisecond: two sources. */
+const minuteSource = (id: string) => /[0-4]$/.test(id);
+function mixedPrecision(body: string): string {
+  const answer = JSON.parse(body) as { data?: { result?: { events?: Array<{ id: string; time: string }> | null } } };
+  for (const e of answer.data?.result?.events ?? []) {
+    if (minuteSource(e.id)) e.time = new Date(Math.floor(Date.parse(e.time) / 60_000) * 60_000).toISOString();
+  }
+  return JSON.stringify(answer);
+}
+
 /** An empty match answered 404, its result left out: the spec shows no body for an empty match. */
 function emptyAsNotFound(body: string): Rewritten {
   if (!body.includes('"events":[]')) return body;
@@ -62,6 +72,23 @@ describe('answers writing event times in other RFC 3339 forms', () => {
     await backfillThrough(otherTimeForms, async (db) => {
       expect(await storedEvents(db)).toEqual(asStored(await catalogDays()));
     });
+  });
+});
+
+describe('answers reporting some events to the minute and others to the millisecond', () => {
+  it('store every event at the time written, each allowed the precision of its own unit', async () => {
+    const month = { fromMs: Date.parse('2025-05-06T00:00:00Z'), toMs: Date.parse('2025-06-05T00:00:00Z') };
+    await backfillThrough(
+      mixedPrecision,
+      async (db) => {
+        const catalog = await catalogOf(month);
+        const floored = catalog.filter((e) => minuteSource(e.id));
+        expect(floored.length).toBeGreaterThan(100);
+        const expected = catalog.map((e) => (minuteSource(e.id) ? asStored([e], 60_000)[0]! : asStored([e])[0]!));
+        expect(await storedEvents(db)).toEqual(expected.sort((a, b) => (a.id < b.id ? -1 : 1)));
+      },
+      month,
+    );
   });
 });
 
