@@ -142,6 +142,9 @@ const CONNECTION_CODES = new Set([
   '57P01',
   '57P02',
   '57P03',
+  // Read-only: a failover in progress, this connection on the old primary become a standby. Waited
+  // out until the pool's connections are replaced (MAX_CONNECTION_LIFETIME_MS in db/connection.ts).
+  '25006',
 ]);
 
 const CONNECTION_MESSAGE = new RegExp(

@@ -38,6 +38,12 @@ export const DEFAULT_SILENCE_TIMEOUT_MS = 15_000;
 export const CLOSE_DEADLINE_MS = 1_000;
 /** The server ends a session left idle inside a transaction this long (its client went silent). */
 const IDLE_IN_TRANSACTION_MS = 60_000;
+/**
+ * A connection is closed after this long, on its release if checked out. A failover can leave open
+ * connections on a server that has become a read-only standby (writes fail with 25006, an outage to
+ * the workers) while new ones reach the new primary: none of them outlives this.
+ */
+export const MAX_CONNECTION_LIFETIME_MS = 5 * 60_000;
 /** TCP keepalive probes on idle connections, so that a NAT or firewall keeps (or visibly drops) them. */
 const KEEPALIVE_DELAY_MS = 5_000;
 
@@ -46,6 +52,7 @@ export interface DbOptions {
   connectTimeoutMs?: number;
   statementTimeoutMs?: number;
   silenceTimeoutMs?: number;
+  maxLifetimeMs?: number;
 }
 
 /** node-postgres keeps a client's socket private; it is read, never changed. */
@@ -103,6 +110,7 @@ export function openDb(url: string, options: DbOptions = {}): DbHandle {
     options: '-c jit=off',
     // Idle sockets die with a Postgres restart; the pool replaces them on next use.
     idleTimeoutMillis: 30_000,
+    maxLifetimeSeconds: Math.max(1, Math.round((options.maxLifetimeMs ?? MAX_CONNECTION_LIFETIME_MS) / 1000)),
   });
   const sockets = new Map<Socket, pg.PoolClient>();
   const checkedOut = new Set<pg.PoolClient>();

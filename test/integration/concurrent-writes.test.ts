@@ -7,7 +7,9 @@ import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js'
 import { startPipeline, type Pipeline } from '../support/pipeline.js';
 import { eventRows, upsertEvents } from '../../src/db/earthquake-events.js';
 import type { EarthquakeEvent } from '../../src/gateway/schemas.js';
-import { storedEvents, wireEvent } from '../support/events.js';
+import { asStored, storedEvents, wireEvent } from '../support/events.js';
+import { TWO_DAYS } from '../support/proxied-backfill.js';
+import { waitFor } from '../support/wait.js';
 import { createTestDatabase, type TestDatabase } from '../support/isolation.js';
 
 /**
@@ -104,19 +106,31 @@ describe('three streams over one month, read at once by four workers of four lan
   });
 });
 
+/** A login role of its own on `db`, with what the pipeline needs; `dropRole` after the database. */
+async function roleOn(db: TestDatabase, attributes = ''): Promise<{ role: string; url: string }> {
+  const role = `gi_limited_${Math.random().toString(36).slice(2, 10)}`;
+  await db.db.execute(sql.raw(`create role ${role} login ${attributes}`));
+  await db.db.execute(sql.raw(`grant all on schema public to ${role}`));
+  await db.db.execute(sql.raw(`grant all on all tables in schema public to ${role}`));
+  await db.db.execute(sql.raw(`grant all on all sequences in schema public to ${role}`));
+  const url = new URL(db.url);
+  url.username = role;
+  return { role, url: url.toString() };
+}
+
+async function dropRole(role: string): Promise<void> {
+  const admin = openDb(inject('databaseUrl'));
+  await admin.db.execute(sql.raw(`drop role if exists ${role}`));
+  await admin.close();
+}
+
 describe('a database at its connection limit', () => {
   it('is waited out like an outage: every answer written once, nothing failed', async () => {
     const key = 'test-key-limit';
     const db = await createTestDatabase();
     // A role of its own: the connection limit does not apply to a superuser.
-    const role = `gi_limited_${Math.random().toString(36).slice(2, 10)}`;
-    await db.db.execute(sql.raw(`create role ${role} login connection limit 2`));
-    await db.db.execute(sql.raw(`grant all on schema public to ${role}`));
-    await db.db.execute(sql.raw(`grant all on all tables in schema public to ${role}`));
-    await db.db.execute(sql.raw(`grant all on all sequences in schema public to ${role}`));
-    const url = new URL(db.url);
-    url.username = role;
-    const limited = openDb(url.toString(), { max: 8 });
+    const { role, url } = await roleOn(db, 'connection limit 2');
+    const limited = openDb(url, { max: 8 });
     const emulator = await startEmulator({
       key,
       earthquakeFiles: [MONTH],
@@ -139,9 +153,61 @@ describe('a database at its connection limit', () => {
       await limited.close();
       // The database goes first (forced): the role cannot be dropped while it holds grants there.
       await db.drop();
-      const admin = openDb(inject('databaseUrl'));
-      await admin.db.execute(sql.raw(`drop role if exists ${role}`));
-      await admin.close();
+      await dropRole(role);
+    }
+  });
+});
+
+/**
+ * A failover can leave the pool's open connections on the old primary, become a read-only standby,
+ * while new connections reach the new primary: every write on the old ones fails with 25006. Played
+ * here by a role whose sessions are read-only until the "failover" ends; those opened before stay so.
+ */
+describe('a database read-only under the workers, as a failover leaves it', () => {
+  it('is waited out like an outage until the connections are replaced: the backfill completes, nothing lost', async () => {
+    const key = 'test-key-read-only';
+    const db = await createTestDatabase();
+    const { role, url } = await roleOn(db);
+    await db.db.execute(sql.raw(`alter role ${role} set default_transaction_read_only = on`));
+    const readOnly = openDb(url, { max: 4, maxLifetimeMs: 1_000 });
+    const emulator = await startEmulator({
+      key,
+      earthquakeFiles: [MONTH],
+      indicatorFiles: [],
+      seed: 5,
+      now: () => new Date('2025-07-01T00:00:00Z'),
+    });
+    const pipeline = startPipeline({ ...db, ...readOnly }, emulator, key, { attempts: 2 });
+    const rollbacks = async () => {
+      const r = await db.db.execute<{ n: string }>(
+        sql`select xact_rollback as n from pg_stat_database where datname = current_database()`,
+      );
+      return Number(r.rows[0]?.n ?? 0);
+    };
+    try {
+      const before = await rollbacks();
+      const ref = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+        filters: { minMagnitude: null, circle: null },
+        ...TWO_DAYS,
+        refresh: false,
+      });
+      // More refused writes than the job has attempts: on the code before, the window failed here.
+      await waitFor(async () => (await rollbacks()) >= before + 4, 30_000, 'writes refused as read-only');
+      await db.db.execute(sql.raw(`alter role ${role} reset default_transaction_read_only`));
+      expect(await pipeline.run([ref])).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
+      const catalog = (await loadUsgsFile(MONTH)).filter(
+        (e) => Date.parse(e.time) >= TWO_DAYS.fromMs && Date.parse(e.time) <= TWO_DAYS.toMs,
+      );
+      expect(await storedEvents(db)).toEqual(asStored(catalog));
+      const audit = await db.db.select().from(gatewayExecutions);
+      expect(audit.filter((a) => a.billed === true).length).toBe(emulator.calls.filter((c) => c.billed).length);
+      expect(audit.length).toBe(emulator.calls.length);
+    } finally {
+      await pipeline.close().catch(() => undefined);
+      await emulator.close();
+      await readOnly.close();
+      await db.drop();
+      await dropRole(role);
     }
   });
 });

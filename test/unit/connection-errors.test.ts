@@ -9,7 +9,7 @@ describe('isConnectionError: an outage of our own PostgreSQL or Redis', () => {
   it('knows the network codes and the server codes of a connection lost or refused', () => {
     const network = ['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'];
     const unreachable = ['EHOSTUNREACH', 'EHOSTDOWN', 'ENETUNREACH', 'ENETDOWN', 'EAI_AGAIN'];
-    for (const code of [...network, ...unreachable, '57P01', '57P03', '08006'])
+    for (const code of [...network, ...unreachable, '57P01', '57P03', '08006', '25006'])
       expect(isConnectionError(coded(code)), code).toBe(true);
   });
 
