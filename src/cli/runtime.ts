@@ -1,5 +1,5 @@
 import { parseEnv, type ResolvedEnv } from '../config/env.js';
-import { assertDbReachable, openDb, type DbHandle } from '../db/connection.js';
+import { assertDbReachable, assertDbWritable, openDb, type DbHandle } from '../db/connection.js';
 
 /** What a command's flags override in the environment. */
 export interface EnvFlags {
@@ -13,10 +13,12 @@ export function loadEnv(env: NodeJS.ProcessEnv = process.env, flags: EnvFlags = 
   return parseEnv(flags.allowInsecureHttp ? { ...env, GATEWAY_ALLOW_INSECURE_HTTP: '1' } : env);
 }
 
-export async function connectDb(env: ResolvedEnv): Promise<DbHandle> {
+/** `writable`: the command runs workers, which write (`assertDbWritable`). */
+export async function connectDb(env: ResolvedEnv, options: { writable?: boolean } = {}): Promise<DbHandle> {
   const handle = openDb(env.databaseUrl, { silenceTimeoutMs: env.dbSilenceTimeoutMs });
   try {
     await assertDbReachable(handle, env.databaseUrl);
+    if (options.writable) await assertDbWritable(handle, env.databaseUrl);
   } catch (e) {
     await handle.close().catch(() => undefined);
     throw e;

@@ -38,7 +38,7 @@ const REDIS_PING_DEADLINE_MS = 3_000;
 /** Connects everything a command needs, failing fast (5 s) with how to start what is down. */
 export async function openSession(env: ResolvedEnv, options: { needGateway: boolean }): Promise<Session> {
   const gateway = options.needGateway ? gatewayFromEnv(env) : null;
-  const db = await connectDb(env);
+  const db = await connectDb(env, { writable: options.needGateway });
   let redis: RedisConnection;
   try {
     redis = await connectRedis(env, options.needGateway ? 'worker' : 'producer');

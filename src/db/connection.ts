@@ -148,6 +148,21 @@ export function openDb(url: string, options: DbOptions = {}): DbHandle {
 }
 
 /** Fails within CONNECT_TIMEOUT_MS, naming the URL and how to start the server. */
+/**
+ * Workers write: a database that takes no writes (a standby, a read replica) is named at once. Met
+ * later, in a failover, a refused write is an outage waited out (25006), which a URL naming a
+ * replica would make endless.
+ */
+export async function assertDbWritable(handle: DbHandle, url: string): Promise<void> {
+  const r = await handle.pool.query<{ transaction_read_only: string }>('show transaction_read_only');
+  if (r.rows[0]?.transaction_read_only === 'on') {
+    throw new ServiceUnavailableError(
+      `${redactUrl(url)} takes no writes (a standby or a read replica, or default_transaction_read_only): ` +
+        'workers write, so DATABASE_URL must name the primary',
+    );
+  }
+}
+
 export async function assertDbReachable(handle: DbHandle, url: string): Promise<void> {
   try {
     await handle.pool.query('select 1');

@@ -97,6 +97,20 @@ describe('the CLI, end to end', () => {
     expect(redis.err).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1.*Start it/);
   });
 
+  it('a worker against a database that takes no writes (a replica) exits 1 at once, naming it', async () => {
+    const replica = await createTestDatabase();
+    try {
+      const name = new URL(replica.url).pathname.slice(1);
+      await replica.db.execute(sql.raw(`alter database "${name}" set default_transaction_read_only = on`));
+      const r = await run(['worker'], { ...env, DATABASE_URL: replica.url });
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(/takes no writes \(a standby or a read replica.*DATABASE_URL must name the primary/);
+      expect(r.ms).toBeLessThan(8_000);
+    } finally {
+      await replica.drop();
+    }
+  });
+
   it('--help works on every command', async () => {
     for (const args of [
       ['--help'],
