@@ -149,7 +149,9 @@ const CONNECTION_CODES = new Set([
 
 const CONNECTION_MESSAGE = new RegExp(
   'Connection terminated|connection silent|cut off by shutdown|timeout exceeded when trying to connect|' +
-    'connect ECONNREFUSED|Client has encountered a connection error|terminating connection',
+    'connect ECONNREFUSED|Client has encountered a connection error|terminating connection|' +
+    // Redis in a failover: a primary demoted to a replica.
+    "^READONLY You can't write|^UNBLOCKED force unblock",
   'i',
 );
 

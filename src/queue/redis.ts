@@ -46,6 +46,15 @@ const nodeLabel = (n: { host: string; port: number }): string =>
   n.host.includes(':') ? `[${n.host}]:${n.port}` : `${n.host}:${n.port}`;
 
 /**
+ * A failover demotes the primary this connection reached to a replica, which refuses every write with
+ * READONLY while the address it was reached by names the new primary: the connection is made again
+ * (the address resolved again), and the refused command, which wrote nothing, sent again.
+ */
+export function reconnectOnReadOnly(error: Error): 2 | false {
+  return error.message.startsWith('READONLY') ? 2 : false;
+}
+
+/**
  * The deadlines every connection keeps, to a single Redis or to each node of a cluster. Workers need
  * `maxRetriesPerRequest: null` so that a Redis restart pauses them instead of failing jobs.
  */
@@ -56,6 +65,7 @@ function connectionOptions(role: 'worker' | 'producer', silenceMs: number) {
     connectTimeout: REDIS_CONNECT_TIMEOUT_MS,
     socketTimeout: silenceMs,
     keepAlive: KEEPALIVE_DELAY_MS,
+    reconnectOnError: reconnectOnReadOnly,
   } satisfies RedisOptions;
 }
 
@@ -138,13 +148,25 @@ export async function assertRedisReachable(url: string): Promise<void> {
     enableOfflineQueue: false,
   });
   probe.on('error', () => undefined);
+  let role: unknown;
   try {
     await probe.connect();
     await probe.ping();
+    // A managed Redis may not offer ROLE: then nothing is known of it, which is no reason to stop.
+    role = await probe.call('role').then(
+      (r) => (Array.isArray(r) ? (r as unknown[])[0] : null),
+      () => null,
+    );
   } catch (cause) {
     throw new ServiceUnavailableError(`${redisHint(url)} (${(cause as Error).message})`, { cause });
   } finally {
     probe.disconnect();
+  }
+  // Every command of the product writes; against a replica each would be refused and asked again.
+  if (role === 'slave' || role === 'replica') {
+    throw new ServiceUnavailableError(
+      `Redis at ${redactUrl(url)} is a read-only replica: REDIS_URL must name the primary`,
+    );
   }
 }
 
