@@ -1,17 +1,9 @@
 /** Throwaway Redis servers of a test's own, on free loopback ports, so they can be killed or demoted. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
+
+export { freePort } from './ports.js';
 
 export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /** A Redis that keeps nothing on disk, on `port`. */
 export function runRedis(port: number): { process: ChildProcess; stop(): Promise<void> } {
