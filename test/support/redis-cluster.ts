@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import type { RedisClusterSettings } from '../../src/config/env.js';
+import { loopbackRedisArgs } from './redis-server.js';
 
 const BINARIES = ['redis-server', 'redis-cli'] as const;
 /** A cluster node also listens on its port + 10,000 (the cluster bus). */
@@ -96,24 +97,18 @@ interface Node {
 function startNode(dir: string, port: number): Node {
   const child = spawn(
     'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
+    loopbackRedisArgs(port, [
       '--cluster-enabled',
       'yes',
       '--cluster-config-file',
       join(dir, `nodes-${port}.conf`),
       '--dir',
       dir,
-      '--save',
-      '',
       '--appendonly',
       'no',
       '--daemonize',
       'no',
-    ],
+    ]),
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';

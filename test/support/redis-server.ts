@@ -5,24 +5,17 @@ export { freePort } from './ports.js';
 
 export const hasRedisServer = spawnSync('redis-server', ['--version']).status === 0;
 
+/**
+ * The command line every test's own `redis-server` starts from: loopback only, on `port`, no
+ * snapshots, and (as BullMQ requires) no eviction. `extra` adds to it or overrides it.
+ */
+export function loopbackRedisArgs(port: number, extra: readonly string[] = []): string[] {
+  return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--maxmemory-policy', 'noeviction', ...extra];
+}
+
 /** A Redis that keeps nothing on disk, on `port`. */
 export function runRedis(port: number): { process: ChildProcess; stop(): Promise<void> } {
-  const child = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--maxmemory-policy',
-      'noeviction',
-    ],
-    { stdio: 'ignore' },
-  );
+  const child = spawn('redis-server', loopbackRedisArgs(port, ['--appendonly', 'no']), { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   return {
     process: child,

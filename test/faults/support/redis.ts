@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { loopbackRedisArgs } from '../../support/redis-server.js';
 import { freePort, pollUntil, sleep } from './host.js';
 
 export interface PrivateRedis {
@@ -65,20 +66,7 @@ export async function createRedis(): Promise<PrivateRedis> {
     url: `redis://127.0.0.1:${port}/0`,
     async start() {
       mkdirSync(data, { recursive: true });
-      const args = [
-        '--port',
-        String(port),
-        '--bind',
-        '127.0.0.1',
-        '--save',
-        '',
-        '--appendonly',
-        'yes',
-        '--dir',
-        data,
-        '--maxmemory-policy',
-        'noeviction',
-      ];
+      const args = loopbackRedisArgs(port, ['--appendonly', 'yes', '--dir', data]);
       const started = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
       started.stdout?.on('data', (c: Buffer) => (output += c.toString()));
       started.stderr?.on('data', (c: Buffer) => (output += c.toString()));
