@@ -76,6 +76,13 @@ const KNOBS: Knob[] = [
     bound: 2.0,
     reportedUnitMs: 3_600_000,
   },
+  // A day holds more than a cap: placed as if reported exactly, chunks were cut at midnights (5 x ideal).
+  {
+    name: 'times to the day, newest first',
+    options: { order: 'newest', timePrecision: 'day' },
+    bound: 1.8,
+    reportedUnitMs: 86_400_000,
+  },
   {
     name: 'both ends exclusive, random order',
     options: { order: 'random', startBoundary: 'exclusive', endBoundary: 'exclusive' },
@@ -104,6 +111,19 @@ const KNOBS: Knob[] = [
     },
     bound: 2.0,
     reportedUnitMs: 60_000,
+  },
+  {
+    name: 'random order, times to the day, both ends exclusive, fractions ignored, a silent cap of 150',
+    options: {
+      order: 'random',
+      timePrecision: 'day',
+      startBoundary: 'exclusive',
+      endBoundary: 'exclusive',
+      ignoreFractionalSeconds: true,
+      silentCap: 150,
+    },
+    bound: 1.8,
+    reportedUnitMs: 86_400_000,
   },
   // Kept by id, a truncated answer is spread over its whole chunk like a random one.
   { name: 'smallest ids first', options: { order: 'id' }, bound: 2.0 },

@@ -140,6 +140,25 @@ describe('both real months, their times reported to the minute', () => {
   );
 });
 
+describe('both real months, their times reported to the hour or the day', () => {
+  // A day holds more events than a cap. Placed as if reported exactly, every chunk of a newest-first
+  // read was cut at a midnight (5.2 to 5.4 x ideal), and windows in other orders failed at their call
+  // ceiling; placed from the unit, a day costs about what a second does.
+  it.each([
+    ['newest', 3_600_000, 1.45],
+    ['newest', 86_400_000, 1.55],
+    ['oldest', 86_400_000, 1.55],
+    ['random', 86_400_000, 1.65],
+    ['magnitude', 86_400_000, 1.65],
+    ['permutation', 86_400_000, 1.65],
+  ] as const)('%s-first, times to %i ms: every window complete, within %s x ideal', (mode, unitMs, bound) => {
+    for (const catalog of real) {
+      const { calls, ideal } = firstRead(catalog, monthWindows(catalog), { mode, reportedUnitMs: unitMs }, 1);
+      expect(calls / ideal).toBeLessThanOrEqual(bound);
+    }
+  });
+});
+
 // The windows the pipeline reads for `backfill 2025-08-19 2025-09-19` and then `2025-05-01 2025-08-19` (31 days less
 // the two seconds a query widens them by), over both bundled months: they reach past the data's ends.
 const DAY = 86_400_000;

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { haversineKm } from '../../src/domain/geo.js';
 import { createRng } from '@gateway-ingest/emulator';
 import { circleCuts, sphereCover } from '../../src/planning/truncation/circles.js';
+import { spreadTimes, unitOf } from '../../src/planning/truncation/units.js';
 import { atDataEdge } from '../../src/planning/truncation/walk.js';
 import {
   advance,
@@ -24,9 +25,9 @@ import {
   type CatalogEvent,
   type Mode,
 } from '../support/adversary.js';
+import { adversaries, catalogs, START } from '../support/generated.js';
 
 const DAY = 86_400_000;
-const START = Date.UTC(2025, 4, 6, 9, 24, 12, 345);
 
 function uniform(n: number, from: number, to: number, seed: number): CatalogEvent[] {
   const rng = createRng(seed);
@@ -361,85 +362,6 @@ describe('cost of a first read on the real months, against each gateway', () => 
 });
 
 /** Catalogs the property test draws: empty, a few, 150-250 (around one cap) or thousands; clusters, whole seconds, ends. */
-const catalogs = fc
-  .record({
-    n: fc.oneof(
-      fc.constant(0),
-      fc.integer({ min: 1, max: 9 }),
-      fc.integer({ min: 150, max: 250 }),
-      fc.integer({ min: 300, max: 1500 }),
-    ),
-    lengthMs: fc.constantFrom(3_600_000, DAY, 7 * DAY, 31 * DAY - 2000),
-    offsetMs: fc.integer({ min: 0, max: 999_999 }),
-    seed: fc.integer({ min: 1, max: 1_000_000 }),
-  })
-  .map(({ n, lengthMs, offsetMs, seed }) => {
-    const rng = createRng(seed);
-    const ws = START + offsetMs;
-    const we = ws + lengthMs;
-    const clusters = Array.from({ length: 1 + Math.floor(rng() * 3) }, () => ({
-      at: ws + rng() * lengthMs,
-      width: rng() < 0.5 ? 5_000 : 3_600_000,
-    }));
-    const ends = [ws, we, ws - 1000, we + 1000, ws + 1000, we - 1000];
-    const events: CatalogEvent[] = Array.from({ length: n }, (_, i) => {
-      const r = rng();
-      const c = clusters[Math.floor(rng() * clusters.length)]!;
-      let t =
-        r < 0.45
-          ? ws + rng() * lengthMs
-          : r < 0.85
-            ? c.at + (rng() - 0.5) * c.width
-            : ends[Math.floor(rng() * ends.length)]!;
-      if (rng() < 0.3) t = Math.floor(t / 1000) * 1000;
-      return {
-        id: `g${seed}-${i}`,
-        timeMs: Math.round(t),
-        magnitude: Math.round(rng() * 70 - 10) / 10,
-        depthKm: rng() * 700,
-        latitude: Math.asin(2 * rng() - 1) * (180 / Math.PI),
-        longitude: rng() * 360 - 180,
-      };
-    });
-    return { window: { startMs: ws, endMs: we }, events };
-  });
-
-const adversaries = fc.record({
-  mode: fc.oneof(
-    fc.constantFrom<Mode>(
-      'newest',
-      'oldest',
-      'magnitude',
-      'random',
-      'id',
-      'id-desc',
-      'newest-swap',
-      'depth',
-      'permutation',
-    ),
-    fc.constant({
-      mixed: [
-        ['newest', 0.25],
-        ['oldest', 0.25],
-        ['magnitude', 0.25],
-        ['random', 0.25],
-      ] as Array<[Mode, number]>,
-    }),
-    fc.constant({
-      mixed: [
-        ['newest-swap', 0.4],
-        ['id', 0.3],
-        ['permutation', 0.3],
-      ] as Array<[Mode, number]>,
-    }),
-  ),
-  startExclusive: fc.constantFrom<boolean | 'sometimes'>(false, true, 'sometimes'),
-  endExclusive: fc.constantFrom<boolean | 'sometimes'>(false, true, 'sometimes'),
-  ignoreFraction: fc.boolean(),
-  reportedUnitMs: fc.constantFrom(1, 1000),
-  cap: fc.constantFrom(200, 200, 100, 37),
-});
-
 describe('lanes: a window asked in parallel parts', () => {
   const windows = months(2);
   const catalog = windows.flatMap((w, i) => uniform([9400, 6000][i]!, w.startMs, w.endMs, 70 + i));
@@ -524,10 +446,11 @@ describe('property: whatever the gateway does within the spec, nothing is lost',
     expect(run.calls).toBeLessThanOrEqual(40);
   });
 
-  // Placing assumes reported times within a second of the true ones: to the minute or coarser, a unit
-  // holding more than a cap (these catalogs' clusters of five seconds) may take calls up to the run's
+  // Placing guesses where in its unit each reported time lies; a unit holding more than a cap (these
+  // catalogs' clusters of five seconds) can only be searched, and may take calls up to the run's
   // ceiling. Then the window fails and says so; no event is lost silently. Counted over 1,000 catalogs
-  // a unit, the windows failed: none to 10 s, 2 to the minute, 16 to the hour, 40 to the day.
+  // a unit (`npx tsx bench/coarse-times.ts`), the windows failed: none to 10 s, 1 to the minute, 10 to
+  // the hour, 22 to the day; placed as if reported to the second, 0, 1, 17 and 39.
   it.each([10_000, 60_000, 3_600_000, 86_400_000])(
     `times reported to units of %i ms: every event stored, or the window failed, over ${Math.ceil(Number(process.env.TRUNCATION_RUNS ?? 3000) / 12)} catalogs`,
     (unitMs) => {
@@ -555,6 +478,41 @@ describe('property: whatever the gateway does within the spec, nothing is lost',
         expect(lostIn(events, window, run)).toEqual([]);
       }),
       { numRuns: Number(process.env.TRUNCATION_RUNS ?? 3000) },
+    );
+  });
+});
+
+describe('reported units', () => {
+  const HOUR = 3_600_000;
+  const region = { lo: START, hi: START + 10 * DAY };
+  const times = fc.array(fc.integer({ min: -2, max: 2 * 24 * 10 }), { minLength: 5, maxLength: 60 });
+
+  it('a set of times is known to the coarsest unit dividing them all, a second at least and with fewer than five', () => {
+    expect(unitOf([0, HOUR, 5 * HOUR, 7 * HOUR, DAY])).toBe(HOUR);
+    expect(unitOf([0, HOUR, 5 * HOUR, DAY])).toBe(1000);
+    expect(unitOf([DAY, 2 * DAY, 3 * DAY, 4 * DAY, 9 * DAY])).toBe(DAY);
+    expect(unitOf([DAY, 2 * DAY, 3 * DAY, 4 * DAY, 9 * DAY + 1])).toBe(1000);
+  });
+
+  it('spreads the times sharing a reported unit evenly over it inside the region, and leaves a second alone', () => {
+    fc.assert(
+      fc.property(times, fc.constantFrom(1000, 60_000, HOUR, DAY), (halfHours, unit) => {
+        const reported = halfHours.map((h) => Math.floor((START + h * 1_800_000) / unit) * unit);
+        const spread = spreadTimes(reported, region, unit);
+        if (unit === 1000) {
+          expect(spread).toBe(reported);
+          return;
+        }
+        expect(spread).toHaveLength(reported.length);
+        spread.forEach((t, i) => {
+          const [lo, hi] = [Math.max(reported[i]!, region.lo), Math.min(reported[i]! + unit, region.hi)];
+          if (hi > lo) expect(t > lo - 1 && t < hi).toBe(true);
+          else expect(t).toBe(Math.min(Math.max(reported[i]!, region.lo), region.hi));
+        });
+        // Each unit's times stand for events spread over it: their guesses are all different.
+        const inRegion = spread.filter((t, i) => reported[i]! + unit > region.lo && reported[i]! < region.hi);
+        expect(new Set(inRegion).size).toBe(inRegion.length);
+      }),
     );
   });
 });

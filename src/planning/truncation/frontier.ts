@@ -6,8 +6,8 @@
  * Times: a region is an OPEN interval (lo, hi) of true event times whose ends are whole seconds,
  * queried as start_time=lo, end_time=hi. Whatever the gateway does within the spec (either end
  * exclusive, fractional seconds ignored) it returns every event strictly inside. Reported times
- * may be coarser than the times the gateway filters on, so an event reported at r is only known
- * to lie in (r - PRECISION_MS, r + PRECISION_MS).
+ * may be coarser than the times the gateway filters on (units.ts): they place queries, and no
+ * proof rests on them.
  */
 import * as z from 'zod';
 import { circleSchema } from '../../domain/filters.js';
@@ -15,8 +15,6 @@ import type { Interval } from '../../domain/interval.js';
 import { LIMITS } from '../../domain/spec.js';
 import { DAY_MS, SECOND_MS, secondAfter, secondBefore } from '../../domain/time.js';
 import { capSchema } from './cap.js';
-
-export const PRECISION_MS = SECOND_MS;
 
 export const seenEventSchema = z.strictObject({ id: z.string(), timeMs: z.number() });
 export type SeenEvent = z.infer<typeof seenEventSchema>;
@@ -216,10 +214,6 @@ export function splitAt(r: Region, at: number): [Region, Region] {
 export function clampCut(r: Region, at: number): number | null {
   if (!canSplit(r)) return null;
   return Math.min(Math.max(Math.round(at / SECOND_MS) * SECOND_MS, r.lo + 2 * SECOND_MS), r.hi - SECOND_MS);
-}
-
-export function possiblyIn(e: SeenEvent, r: Region): boolean {
-  return e.timeMs + PRECISION_MS > r.lo && e.timeMs - PRECISION_MS < r.hi;
 }
 
 /** Union by id, first occurrence wins. */
