@@ -170,24 +170,32 @@ async function upsertSeriesMetadata(
     });
 }
 
-/** One answer: audit row, metadata, values and chunk state in one transaction. */
+/**
+ * One answer: audit row, metadata, values and chunk state in one transaction. `asked`: the years this
+ * answer was asked for (the chunk, or a run of it an earlier answer left out); `left`: the chunk's
+ * progress to save (the runs still to ask), null when the chunk is read, which then records it proven.
+ */
 export async function recordIndicatorAnswer(
   db: Db,
   attemptId: number,
   record: AttemptRecord,
   ctx: CallContext,
   result: IndicatorResult,
-  request: { indicator: string; country: string; startYear: number; endYear: number },
+  chunk: { indicator: string; country: string; startYear: number; endYear: number },
+  asked: { startYear: number; endYear: number },
+  left: object | null,
 ): Promise<{ executionRowId: number; rowsWritten: number }> {
   const writeRows = async (tx: Tx, id: number) => {
-    await upsertSeriesMetadata(tx, result, request, record.finishedAt, id);
+    await upsertSeriesMetadata(tx, result, chunk, record.finishedAt, id);
     const written = await upsertValues(
       tx,
-      valueRows(result, request, record.finishedAt, id),
+      valueRows(result, asked, record.finishedAt, id),
       result.last_updated ?? null,
     );
-    await recordProof(tx, ctx.streamKey, [{ lo: request.startYear, hi: request.endYear }], record.finishedAt);
+    if (left === null)
+      await recordProof(tx, ctx.streamKey, [{ lo: chunk.startYear, hi: chunk.endYear }], record.finishedAt);
     return written;
   };
-  return commitAnswer(db, attemptId, record, ctx, null, writeRows, { frontier: null, finish: PARTITION_STATE.done });
+  const finish = left === null ? PARTITION_STATE.done : null;
+  return commitAnswer(db, attemptId, record, ctx, null, writeRows, { frontier: left, finish });
 }
