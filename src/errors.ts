@@ -150,8 +150,9 @@ const CONNECTION_CODES = new Set([
 const CONNECTION_MESSAGE = new RegExp(
   'Connection terminated|connection silent|cut off by shutdown|timeout exceeded when trying to connect|' +
     'connect ECONNREFUSED|Client has encountered a connection error|terminating connection|' +
-    // Redis in a failover: a primary demoted to a replica.
-    "^READONLY You can't write|^UNBLOCKED force unblock",
+    // Redis in a failover: a primary demoted to a replica. Redis out of memory (maxmemory reached under
+    // noeviction, as BullMQ needs): writes refused until memory is freed or maxmemory raised.
+    "^READONLY You can't write|^UNBLOCKED force unblock|^OOM command not allowed",
   'i',
 );
 

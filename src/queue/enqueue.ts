@@ -1,4 +1,5 @@
 import type { Job, Queue } from 'bullmq';
+import { ServiceUnavailableError } from '../errors.js';
 
 export interface JobToAdd<T> {
   jobId: string;
@@ -24,6 +25,29 @@ const ADD_BATCH = 500;
  */
 export async function enqueueJobs<T>(queue: Queue, jobs: JobToAdd<T>[]): Promise<EnqueueResult> {
   const result: EnqueueResult = { added: [], alreadyQueued: [] };
+  return addJobs(queue, jobs, result).catch((e: unknown) => {
+    throw outOfMemory(e) ? refusedForMemory(queue, jobs.length, result, e) : e;
+  });
+}
+
+const outOfMemory = (e: unknown): boolean => e instanceof Error && e.message.startsWith('OOM command not allowed');
+
+/**
+ * Redis out of memory refuses every write until memory is freed: said plainly, with what was queued.
+ * The partitions are in PostgreSQL already, and a worker's reconciler queues the rest once it can.
+ */
+function refusedForMemory(queue: Queue, asked: number, done: EnqueueResult, cause: unknown): ServiceUnavailableError {
+  const queued = done.added.length + done.alreadyQueued.length;
+  return new ServiceUnavailableError(
+    `Redis refuses writes: it is out of memory (used_memory reached maxmemory; under maxmemory-policy ` +
+      `noeviction, as BullMQ needs, every write fails until memory is freed or maxmemory raised). ` +
+      `${queued} of ${asked} jobs are queued (queue ${queue.name}); the rest are recorded in PostgreSQL and a running ` +
+      `worker queues them within 30 s of Redis taking writes again (or run this command again)`,
+    { cause },
+  );
+}
+
+async function addJobs<T>(queue: Queue, jobs: JobToAdd<T>[], result: EnqueueResult): Promise<EnqueueResult> {
   const fresh: JobToAdd<T>[] = [];
   for (let i = 0; i < jobs.length; i += LOOKUP_BATCH) {
     const batch = jobs.slice(i, i + LOOKUP_BATCH);

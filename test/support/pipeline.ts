@@ -30,9 +30,11 @@ export function startPipeline(
     billedCallsPerDay?: number | null;
     budgetRecheckMs?: number;
     prefix?: string;
+    /** A Redis of the test's own (the shared one by default). */
+    redisUrl?: string;
   } = {},
 ): Pipeline {
-  const connection = new Redis(redisUrl(), { maxRetriesPerRequest: null });
+  const connection = new Redis(options.redisUrl ?? redisUrl(), { maxRetriesPerRequest: null });
   // A second pipeline given the first one's prefix is a second worker process on the same queues.
   const prefix = options.prefix ?? uniquePrefix();
   const settings = { connection, prefix };

@@ -15,6 +15,8 @@ describe('isConnectionError: an outage of our own PostgreSQL or Redis', () => {
 
   it('knows a server out of resources: too many connections, disk full, out of memory', () => {
     for (const code of ['53300', '53100', '53200', '53400']) expect(isConnectionError(coded(code)), code).toBe(true);
+    // Redis at maxmemory under noeviction refuses writes with a reply, not a code.
+    expect(isConnectionError(new Error("OOM command not allowed when used memory > 'maxmemory'."))).toBe(true);
   });
 
   it('looks through the causes an error wraps, and at the messages drivers give without a code', () => {
