@@ -184,3 +184,16 @@ export function isTransientConflict(e: unknown): boolean {
   if (typeof code === 'string' && CONFLICT_CODES.has(code)) return true;
   return e.cause !== undefined && e.cause !== e && isTransientConflict(e.cause);
 }
+
+/**
+ * The PostgreSQL error an error is or wraps (drizzle's "Failed query" holds the server's in its
+ * cause): its SQLSTATE and message, or null.
+ */
+export function postgresRefusal(e: unknown): { code: string; message: string } | null {
+  for (let at = e, depth = 0; at instanceof Error && depth < 5; at = at.cause, depth++) {
+    const { code, severity } = at as { code?: unknown; severity?: unknown };
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) && typeof severity === 'string')
+      return { code, message: at.message };
+  }
+  return null;
+}

@@ -1,5 +1,5 @@
 import { CommanderError } from 'commander';
-import { ServiceUnavailableError, UsageError } from '../errors.js';
+import { postgresRefusal, ServiceUnavailableError, UsageError } from '../errors.js';
 
 /** Exit codes of every command: 0 success, 1 some work failed, 2 bad usage or invalid input. */
 export const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
@@ -17,5 +17,16 @@ export function exitFor(e: unknown): { code: ExitCode; message: string | null } 
     return { code: HELP_CODES.has(e.code) && e.exitCode === 0 ? EXIT.ok : EXIT.usage, message: null };
   if (e instanceof UsageError) return { code: EXIT.usage, message: e.message };
   if (e instanceof ServiceUnavailableError) return { code: EXIT.failed, message: e.message };
+  const refused = postgresRefusal(e);
+  if (refused !== null) return { code: EXIT.failed, message: refusalText(refused) };
   return { code: EXIT.failed, message: e instanceof Error ? (e.stack ?? e.message) : String(e) };
+}
+
+/** What PostgreSQL said, not the statement's text: a privilege missing is named as such. */
+function refusalText(r: { code: string; message: string }): string {
+  const text = `PostgreSQL refused a statement: ${r.message} (SQLSTATE ${r.code})`;
+  return r.code === '42501'
+    ? `${text}. The user of DATABASE_URL lacks a privilege on gateway-ingest's tables: run it as the user that ` +
+        'ran `gateway-ingest migrate` (the owner of its tables)'
+    : text;
 }

@@ -167,7 +167,15 @@ export async function assertDbReachable(handle: DbHandle, url: string): Promise<
   try {
     await handle.pool.query('select 1');
   } catch (cause) {
-    if ((cause as { code?: string }).code === '3D000') {
+    const code = (cause as { code?: string }).code;
+    if (code === '28P01' || code === '28000') {
+      throw new ServiceUnavailableError(
+        `PostgreSQL at ${redactUrl(url)} refused the login (${(cause as Error).message}): check the user and ` +
+          'password of DATABASE_URL, and that pg_hba.conf lets that user in from here',
+        { cause },
+      );
+    }
+    if (code === '3D000') {
       throw new ServiceUnavailableError(
         `database of ${redactUrl(url)} does not exist: run \`gateway-ingest migrate\` first`,
         { cause },

@@ -147,7 +147,9 @@ export async function assertRedisReachable(url: string): Promise<void> {
     retryStrategy: () => null,
     enableOfflineQueue: false,
   });
-  probe.on('error', () => undefined);
+  // A refusal (NOAUTH, WRONGPASS) comes as an event; the connect then fails only as "Connection is closed".
+  let refusal: string | null = null;
+  probe.on('error', (e: Error) => (refusal = e.message));
   let role: unknown;
   try {
     await probe.connect();
@@ -158,7 +160,14 @@ export async function assertRedisReachable(url: string): Promise<void> {
       () => null,
     );
   } catch (cause) {
-    throw new ServiceUnavailableError(`${redisHint(url)} (${(cause as Error).message})`, { cause });
+    const why = refusal ?? (cause as Error).message;
+    if (/^(NOAUTH|WRONGPASS)/.test(why))
+      throw new ServiceUnavailableError(
+        `Redis at ${redactUrl(url)} refused the credentials (${why}): give its password in REDIS_URL ` +
+          '(redis://:PASSWORD@HOST:PORT, or redis://USER:PASSWORD@HOST:PORT for an ACL user)',
+        { cause },
+      );
+    throw new ServiceUnavailableError(`${redisHint(url)} (${why})`, { cause });
   } finally {
     probe.disconnect();
   }

@@ -4,6 +4,9 @@ import { startEmulator, type RunningEmulator } from '@gateway-ingest/emulator';
 import { UndiciGateway } from '../../src/gateway/client.js';
 import { createTestDatabase, redisUrl, uniquePrefix, type TestDatabase } from '../support/isolation.js';
 import { spawnCli } from '../support/run-cli.js';
+import { Redis } from 'ioredis';
+import { freePort, runRedis } from '../support/redis-server.js';
+import { waitFor } from '../support/wait.js';
 
 const KEY = 'cli-test-key-0123456789';
 
@@ -95,6 +98,45 @@ describe('the CLI, end to end', () => {
     });
     expect(redis.code).toBe(1);
     expect(redis.err).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1:1.*Start it/);
+  });
+
+  it('a login or a password refused, and a privilege missing, are named as such', async () => {
+    const url = new URL(db.url);
+    url.username = `gi_limited_${Math.random().toString(36).slice(2, 10)}`;
+    const login = await run(['status'], { ...env, DATABASE_URL: url.toString() });
+    expect(login.code).toBe(1);
+    expect(login.err).toMatch(/PostgreSQL at .* refused the login \(role "gi_limited_\w+" does not exist\)/);
+
+    await db.db.execute(sql.raw(`create role ${url.username} login`));
+    try {
+      const denied = await run(['status'], { ...env, DATABASE_URL: url.toString() });
+      expect(denied.code).toBe(1);
+      expect(denied.err).toMatch(
+        /^error: PostgreSQL refused a statement: permission denied for table \w+ \(SQLSTATE 42501\)/,
+      );
+      expect(denied.err).toMatch(/ran `gateway-ingest migrate`/);
+      expect(denied.err).not.toMatch(/select|Failed query/);
+    } finally {
+      await db.db.execute(sql.raw(`drop role ${url.username}`));
+    }
+
+    const port = await freePort();
+    const locked = runRedis(port, ['--requirepass', 'sekret']);
+    const admin = new Redis(`redis://:sekret@127.0.0.1:${port}`, { maxRetriesPerRequest: 1 });
+    admin.on('error', () => undefined);
+    try {
+      await waitFor(async () => (await admin.ping().catch(() => null)) === 'PONG', 10_000, 'redis');
+      const range = ['backfill', 'earthquakes', '--from', '2025-01-01', '--to', '2025-01-02'];
+      const noauth = await run(range, { ...env, REDIS_URL: `redis://127.0.0.1:${port}` });
+      expect(noauth.code).toBe(1);
+      expect(noauth.err).toMatch(/Redis at redis:\/\/127\.0\.0\.1:\d+ refused the credentials \(NOAUTH/);
+      const wrong = await run(range, { ...env, REDIS_URL: `redis://:nope@127.0.0.1:${port}` });
+      expect(wrong.err).toMatch(/redis:\/\/:\*\*\*@127\.0\.0\.1:\d+ refused the credentials \(WRONGPASS/);
+      expect(wrong.err).not.toMatch(/nope/);
+    } finally {
+      admin.disconnect();
+      await locked.stop();
+    }
   });
 
   it('a worker against a database that takes no writes (a replica) exits 1 at once, naming it', async () => {

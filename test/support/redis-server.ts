@@ -13,9 +13,12 @@ export function loopbackRedisArgs(port: number, extra: readonly string[] = []): 
   return ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--maxmemory-policy', 'noeviction', ...extra];
 }
 
-/** A Redis that keeps nothing on disk, on `port`. */
-export function runRedis(port: number): { process: ChildProcess; stop(): Promise<void> } {
-  const child = spawn('redis-server', loopbackRedisArgs(port, ['--appendonly', 'no']), { stdio: 'ignore' });
+/** A Redis that keeps nothing on disk, on `port`; `extra` adds to its command line (a password). */
+export function runRedis(
+  port: number,
+  extra: readonly string[] = [],
+): { process: ChildProcess; stop(): Promise<void> } {
+  const child = spawn('redis-server', loopbackRedisArgs(port, ['--appendonly', 'no', ...extra]), { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   return {
     process: child,
