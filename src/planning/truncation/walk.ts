@@ -375,9 +375,21 @@ function afterProof(t: WalkTask, events: readonly SeenEvent[], fit: Fit): WalkTa
     t.from,
     fit,
     edge ? { events: 0, ms: Math.max(1, ms) } : addCount(t.rate, events.length, ms),
-    answered && recounted(answered, t.sample!, walkQuery(t), events.length),
+    answered && atLeastTheRest(recounted(answered, t.sample!, walkQuery(t), events.length), fit, events.length),
     stored,
   );
+}
+
+/**
+ * A full answer's points left past the chunk a proof then covered: the full chunk held at least a
+ * cap and the proof `proven` of them, so the rest of it holds at least the difference, however
+ * the recount reads the points. Without this floor, points placed by a guess (times reported to the
+ * day, spread over their unit) that fell in the proven chunk read the crowded rest as thin, and the
+ * next chunk took in the whole region again.
+ */
+function atLeastTheRest(s: Sample, fit: Fit, proven: number): Sample {
+  if (s.trust !== 'estimate' || s.points.length === 0) return s;
+  return { ...s, perPoint: Math.max(s.perPoint, (fit.cap - proven) / s.points.length) };
 }
 
 /** A unit this many times shorter than its chunk places the chunk's events as reported. */
