@@ -156,16 +156,22 @@ function seenFrom(from: Order, region: Region, sample: Sample | null): Seen | nu
 }
 
 /**
- * The next chunk from an `exact` sample: a unit past its k-th point, k a little below the cap, so
- * that under the order guess it holds fewer than k events, however the gateway rounded their times.
- * Null with no point to cut by; `none` when the points are reported so coarsely (a day holding more
- * than a cap) that no such cut is left in the region: the sample is then read as an estimate.
+ * The next chunk from an `exact` sample (anchored points, descending): a unit past its k-th point, k
+ * a little below the cap, so that under the order guess it holds fewer than k events, however the
+ * gateway rounded their times. Null with no point to cut by.
  */
-function exactReach(r: Region, fit: Fit, points: readonly number[], unit: number): number | null | 'none' {
+function exactReach(fit: Fit, points: readonly number[], unit: number): number | null {
   const k = Math.min(points.length, fit.cap - exactMargin(fit.cap));
-  if (k === 0) return null;
-  const x = ceilSecond(points[k - 1]! + unit);
-  return unit > SECOND_MS && x > r.hi - 2 * SECOND_MS ? 'none' : x;
+  return k === 0 ? null : ceilSecond(points[k - 1]! + unit);
+}
+
+/** Whether a full answer's events, read exactly, leave a cut inside their chunk (`exactReach`). */
+function exactCutFits(events: readonly SeenEvent[], from: Order, chunk: Region, fit: Fit): boolean {
+  const times = events.map((e) => e.timeMs);
+  const unit = unitOf(times);
+  if (unit <= SECOND_MS) return true;
+  const x = exactReach(fit, descending(times.map((t) => flip(from, t))), unit);
+  return x === null || x <= anchored(from, chunk).hi - 2 * SECOND_MS;
 }
 
 /**
@@ -191,13 +197,11 @@ function place(
   const coarse = points.length < all.length;
   let x: number | null;
   let guessed = false;
-  const exact = sample?.trust === 'exact' ? exactReach(r, fit, points, unit) : 'none';
-  if (exact !== 'none') {
-    x = exact;
+  if (sample?.trust === 'exact') {
+    x = exactReach(fit, points, unit);
     guessed = true;
   } else {
-    // Points spread over their units where reported coarsely; an exact sample whose unit left no cut
-    // is read as an estimate of one event a point.
+    // Points spread over their units where reported coarsely.
     const spread = seen?.spread.filter((p) => p < r.hi + SECOND_MS) ?? [];
     const target = FILL * fit.cap;
     const byRate = rate ? r.hi - target / rate : null;
@@ -224,11 +228,7 @@ function place(
   // After a full answer whose points said nothing of the region, halve it: where its events lie is unknown.
   if (half || (coarse && fullReach !== null && (x === null || x >= r.hi - 2 * SECOND_MS))) x = (r.lo + r.hi) / 2;
   const lowest = fullReach === null ? r.lo : fullReach + SECOND_MS;
-  // An exact sample too coarse to cut by shrinks its chunk like any other full answer's.
-  const shrink =
-    shrinkMs ??
-    (exact === 'none' && sample?.trust === 'exact' && fullReach !== null ? MAX_SHRINK * (r.hi - fullReach) : null);
-  const shrunk = shrink === null ? lowest : Math.max(lowest, r.hi - shrink);
+  const shrunk = shrinkMs === null ? lowest : Math.max(lowest, r.hi - shrinkMs);
   if (x === null || (fullReach === null && !half && (x <= r.lo || wholeFits(r, fit, rate, sample))))
     return { reach: null, guessed };
   const reach = Math.max(ceilSecond(Math.max(x, shrunk)), r.lo + SECOND_MS);
@@ -476,13 +476,20 @@ function afterFull(
   // Events away from the far end are read as the anchor's end kept; events reaching both ends only
   // when answers showed that order hold (a random subset reaches both ends too, and a chunk placed
   // from it spans the whole region again).
-  const exact = turn || (open(from) && (!seen.bottom || (seen.top && s.guesses[0] === from && s.backed)));
+  const guess = turn || (open(from) && (!seen.bottom || (seen.top && s.guesses[0] === from && s.backed)));
+  // Times so coarse that no cut a unit past the k-th event is left in the chunk (a day holding more than
+  // a cap) say nothing of where the order guess would cut: the answer is read as an estimate instead.
+  const exact = guess && exactCutFits(events, from, chunk, s);
   // A chunk sized from stored events, full: its events lie where the answer's lie, not spread over
   // its span at a rate, and a time shrink meant for samples that lean one way only makes a sliver
   // (a re-read of a catalog 10% new: 1.119 x ideal where 1.144, `npx tsx bench/re-reads.ts`).
   const held = storedIn(t.stored, chunk);
   const counted = !exact && held >= STORED_FULL * s.cap;
-  const sample = exact ? exactSample(events) : estimateSample(t, events, chunk, s.cap, counted ? held : null);
+  const sample = exact
+    ? exactSample(events)
+    : guess
+      ? { ...estimateSample(t, events, chunk, s.cap), perPoint: 1 }
+      : estimateSample(t, events, chunk, s.cap, counted ? held : null);
   const a = anchored(from, t.region);
   const fullReach = whole ? a.lo : flip(from, t.reach!);
   const span = chunk.hi - chunk.lo;
