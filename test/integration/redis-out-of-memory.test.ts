@@ -47,12 +47,15 @@ describe.skipIf(!hasRedisServer)('a Redis out of memory', () => {
   });
 
   afterAll(async () => {
-    await admin.config('SET', 'maxmemory', '0');
-    await pipeline.close();
-    await emulator.close();
-    await db.drop();
-    admin.disconnect();
-    await redis.stop();
+    try {
+      await admin.config('SET', 'maxmemory', '0');
+      await pipeline.close();
+      await emulator.close();
+      await db.drop();
+    } finally {
+      admin.disconnect();
+      await redis.stop();
+    }
   });
 
   it('a backfill says so, its windows kept in PostgreSQL and queued once Redis takes writes', async () => {
