@@ -150,9 +150,8 @@ const CONNECTION_CODES = new Set([
 const CONNECTION_MESSAGE = new RegExp(
   'Connection terminated|connection silent|cut off by shutdown|timeout exceeded when trying to connect|' +
     'connect ECONNREFUSED|Client has encountered a connection error|terminating connection|' +
-    // Redis in a failover: a primary demoted to a replica. Redis out of memory (maxmemory reached under
-    // noeviction, as BullMQ needs): writes refused until memory is freed or maxmemory raised.
-    "^READONLY You can't write|^UNBLOCKED force unblock|^OOM command not allowed",
+    // Redis in a failover: a primary demoted to a replica.
+    "^READONLY You can't write|^UNBLOCKED force unblock",
   'i',
 );
 
@@ -168,7 +167,15 @@ export function isConnectionError(e: unknown): boolean {
   // full, out of memory): the server is there but cannot take the work now, which only waiting fixes.
   if (typeof code === 'string' && (CONNECTION_CODES.has(code) || /^(08|53)/.test(code))) return true;
   if (e.cause !== undefined && e.cause !== e && isConnectionError(e.cause)) return true;
-  return CONNECTION_MESSAGE.test(e.message);
+  return CONNECTION_MESSAGE.test(e.message) || isRedisOutOfMemory(e);
+}
+
+/**
+ * Redis at its maxmemory under noeviction (as BullMQ needs): every write is refused until memory is
+ * freed or maxmemory raised, an outage like any other.
+ */
+export function isRedisOutOfMemory(e: unknown): boolean {
+  return e instanceof Error && e.message.startsWith('OOM command not allowed');
 }
 
 /** PostgreSQL's codes for a transaction that lost to a concurrent one: deadlock, serialization failure. */

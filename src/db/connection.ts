@@ -147,7 +147,6 @@ export function openDb(url: string, options: DbOptions = {}): DbHandle {
   return { db: drizzle(pool, { schema }), pool, close, interrupt, onSilence };
 }
 
-/** Fails within CONNECT_TIMEOUT_MS, naming the URL and how to start the server. */
 /**
  * Workers write: a database that takes no writes (a standby, a read replica) is named at once. Met
  * later, in a failover, a refused write is an outage waited out (25006), which a URL naming a
@@ -163,6 +162,7 @@ export async function assertDbWritable(handle: DbHandle, url: string): Promise<v
   }
 }
 
+/** Fails within CONNECT_TIMEOUT_MS, naming the URL and how to start the server. */
 export async function assertDbReachable(handle: DbHandle, url: string): Promise<void> {
   try {
     await handle.pool.query('select 1');

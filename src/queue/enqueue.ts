@@ -1,5 +1,5 @@
 import type { Job, Queue } from 'bullmq';
-import { ServiceUnavailableError } from '../errors.js';
+import { isRedisOutOfMemory, ServiceUnavailableError } from '../errors.js';
 
 export interface JobToAdd<T> {
   jobId: string;
@@ -26,11 +26,9 @@ const ADD_BATCH = 500;
 export async function enqueueJobs<T>(queue: Queue, jobs: JobToAdd<T>[]): Promise<EnqueueResult> {
   const result: EnqueueResult = { added: [], alreadyQueued: [] };
   return addJobs(queue, jobs, result).catch((e: unknown) => {
-    throw outOfMemory(e) ? refusedForMemory(queue, jobs.length, result, e) : e;
+    throw isRedisOutOfMemory(e) ? refusedForMemory(queue, jobs.length, result, e) : e;
   });
 }
-
-const outOfMemory = (e: unknown): boolean => e instanceof Error && e.message.startsWith('OOM command not allowed');
 
 /**
  * Redis out of memory refuses every write until memory is freed: said plainly, with what was queued.

@@ -43,19 +43,28 @@ export async function processIndicatorChunk(
   let pending = startingRuns(job, partition?.frontier);
   let rowsWritten = 0;
   while (pending.length > 0) {
-    const asked = pending[0]!;
-    const answer = await askRun(job, asked, call, ctx, deps);
-    pending = afterAnswer(pending, new Set((answer.values ?? []).map((v) => v.year)));
-    rowsWritten += await answer.write(progressOf(pending));
-    if (pending.length > 0)
-      deps.log.info({ stream: job.streamKey, asked, left: pending }, 'indicator answer left years out: asked again');
+    const step = await readRun(job, pending, call, ctx, deps);
+    rowsWritten += step.rowsWritten;
+    if (step.left.length > 0)
+      deps.log.info(
+        { stream: job.streamKey, asked: pending[0], left: step.left },
+        'indicator answer left years out: asked again',
+      );
+    pending = step.left;
   }
   return { rowsWritten, skipped: false };
 }
 
-/** One call for `asked`; its answer, written with the progress given once the caller knows what is left. */
-async function askRun(job: IndicatorChunkJob, asked: YearRun, call: CallContext, ctx: JobContext, deps: ProcessorDeps) {
+/** One call for the first of `pending`; its answer written with the runs it leaves, which are returned. */
+async function readRun(
+  job: IndicatorChunkJob,
+  pending: readonly YearRun[],
+  call: CallContext,
+  ctx: JobContext,
+  deps: ProcessorDeps,
+): Promise<{ left: YearRun[]; rowsWritten: number }> {
   const { db, gateway, log } = deps;
+  const asked = pending[0]!;
   const fields = {
     operation: 'indicator',
     stream: job.streamKey,
@@ -76,26 +85,24 @@ async function askRun(job: IndicatorChunkJob, asked: YearRun, call: CallContext,
   ).finally(release);
   if (!attempt.ok) throw await failedAttempt(deps, attemptId, attempt.record, attempt.cause, call, ctx, fields);
   const { result, record } = attempt;
-  const write = async (left: object | null) => {
-    const written = await durable(
-      () => recordIndicatorAnswer(db, attemptId, record, call, result, job, asked, left),
-      ctx,
-      log,
-    );
-    deps.observer?.onCall(record, written.rowsWritten);
-    log.info(
-      {
-        ...fields,
-        outcome: record.outcome,
-        units: record.units,
-        countryId: result.country.id,
-        values: result.values?.length ?? 0,
-        rowsWritten: written.rowsWritten,
-        durationMs: record.durationMs,
-      },
-      'gateway call',
-    );
-    return written.rowsWritten;
-  };
-  return { values: result.values, write };
+  const left = afterAnswer(pending, new Set((result.values ?? []).map((v) => v.year)));
+  const written = await durable(
+    () => recordIndicatorAnswer(db, attemptId, record, call, result, job, asked, progressOf(left)),
+    ctx,
+    log,
+  );
+  deps.observer?.onCall(record, written.rowsWritten);
+  log.info(
+    {
+      ...fields,
+      outcome: record.outcome,
+      units: record.units,
+      countryId: result.country.id,
+      values: result.values?.length ?? 0,
+      rowsWritten: written.rowsWritten,
+      durationMs: record.durationMs,
+    },
+    'gateway call',
+  );
+  return { left, rowsWritten: written.rowsWritten };
 }

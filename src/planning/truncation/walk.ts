@@ -350,13 +350,14 @@ function afterProof(t: WalkTask, events: readonly SeenEvent[], fit: Fit): WalkTa
   const a = anchored(t.from, t.region);
   const reach = flip(t.from, t.reach);
   const chunk = walkQuery(t);
-  const points = whereIn(events, chunk).map((p) => flip(t.from, p));
+  const times = events.map((e) => e.timeMs);
+  const unit = unitOf(times);
+  const points = spreadTimes(times, chunk, unit).map((p) => flip(t.from, p));
   // Where the unit is short against the chunk, the newest event is placed as reported, not spread
   // over its unit: a quiet stretch measured short sizes the next chunk a little small, the cheaper
   // error. Spread, answers to the hour cost the real months read in random, magnitude or arbitrary
   // order at a silent cap of 150 3 to 5% more calls (`npx tsx bench/coarse-times.ts`).
-  const unit = unitOf(events.map((e) => e.timeMs));
-  const top = unit * RESOLVED <= chunk.hi - chunk.lo ? events.map((e) => flip(t.from, e.timeMs)) : points;
+  const top = unit * RESOLVED <= chunk.hi - chunk.lo ? times.map((p) => flip(t.from, p)) : points;
   const newest = Math.max(reach, ...top);
   const gap = (newest - reach) / Math.max(1, events.length);
   const ms = events.length === 0 ? a.hi - reach : Math.min(a.hi, newest + gap) - reach;
