@@ -55,3 +55,47 @@ describe('a refresh against a gateway reporting hours', () => {
     }
   });
 });
+
+describe('a refresh against a gateway reporting days, on a database holding the month', () => {
+  it('is as cheap as a first read of its range, and complete', async () => {
+    const DAY_MS = 86_400_000;
+    const db = await createTestDatabase();
+    const emulator = await startEmulator({
+      key: KEY,
+      earthquakeFiles: [MONTH],
+      indicatorFiles: [],
+      seed: 4,
+      now: () => new Date('2025-07-01T00:00:00Z'),
+      order: 'newest',
+      timePrecision: 'day',
+    });
+    const pipeline = startPipeline(db, emulator, KEY);
+    const backfill = (from: string, to: string, refresh: boolean) =>
+      enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+        filters: NO_FILTERS,
+        fromMs: Date.parse(from),
+        toMs: Date.parse(to),
+        refresh,
+      });
+    const billed = () => emulator.calls.filter((c) => c.billed).length;
+    try {
+      const done = { total: 1, done: 1, partial: 0, failed: 0 };
+      expect(await pipeline.run([await backfill('2025-05-10T00:00:00Z', '2025-06-05T00:00:00Z', false)])).toEqual(done);
+      const before = billed();
+      expect(await pipeline.run([await backfill('2025-05-15T00:00:00Z', '2025-05-25T00:00:00Z', true)])).toEqual(done);
+      // A first read of the ten days on a fresh database takes 23 calls. Sized from the stored events as
+      // they were stored, all of a day at its midnight, the refresh took 177 and failed at its ceiling.
+      expect(billed() - before).toBeLessThanOrEqual(28);
+      const catalog = (await loadUsgsFile(MONTH)).filter(
+        (e) =>
+          Date.parse(e.time) >= Date.parse('2025-05-10T00:00:00Z') &&
+          Date.parse(e.time) <= Date.parse('2025-06-05T00:00:00Z'),
+      );
+      expect(await storedEvents(db)).toEqual(asStored(catalog, DAY_MS));
+    } finally {
+      await pipeline.close();
+      await emulator.close();
+      await db.drop();
+    }
+  });
+});

@@ -40,6 +40,7 @@ import {
   type Task,
 } from './frontier.js';
 import { fitOf } from './fit.js';
+import { spreadTimes, unitOf } from './units.js';
 import { startWalk } from './walk.js';
 
 /** Points of stored events a window sizes its chunks from: at most this many, each standing for the events between. */
@@ -215,12 +216,27 @@ function stretchesOf(proven: ReadonlyArray<{ lo: number; hi: number }>, lo: numb
   return out;
 }
 
+/**
+ * Stored times (ascending) where the events are guessed to lie: spread over their unit when stored as
+ * reported to a coarse one (`spreadTimes`). As stored, every event of a day reported at its midnight
+ * stayed in the rest of a walk after a proof of the day's later hours, and sized the next chunks as if
+ * the whole day were left: a refresh of ten days to the day took 177 calls and failed, where 23 fresh.
+ */
+function whereStored(times: readonly number[], window: Interval): readonly number[] {
+  const unit = unitOf(times);
+  if (unit <= SECOND_MS) return times;
+  const region = { lo: window.startMs, hi: window.endMs };
+  return spreadTimes(times, region, unit)
+    .map(Math.floor)
+    .sort((a, b) => a - b);
+}
+
 /** Each scope region cut where proven parts begin and end, so that stored events size only what they describe. */
 function piecesOf(i: KnowledgeInputs, scope: readonly Region[]): WindowKnowledge['pieces'] {
   const { startMs, endMs } = i.window;
   const proven = provenWithin(i.storedProofs, startMs, endMs);
   const inside = (t: number) => proven.some((p) => t >= p.lo && t <= p.hi);
-  const times = i.storedTimes.filter(inside);
+  const times = whereStored(i.storedTimes.filter(inside), i.window);
   const perPoint = Math.max(1, Math.ceil(times.length / MAX_STORED_POINTS));
   const points = times.filter((_, k) => k % perPoint === perPoint - 1 || perPoint === 1);
   const stretches = stretchesOf(proven, startMs, endMs);
