@@ -50,6 +50,8 @@ describe('the stored fit', () => {
         expect(fitOf(c, r, hi).stored).toBeLessThanOrEqual(fitOf(c, r, lo).stored);
         expect(fitOf(c, r, hi).stored).toBeGreaterThanOrEqual(1);
       }),
+      // A share just above the prior's, weighed less than the prior, once sized chunks larger (10 where 9).
+      { examples: [[11, { stored: 485, added: 8 }, 0, 0.030000000000000002]] },
     );
   });
 

@@ -48,11 +48,13 @@ export interface Fit {
  * within the cap less the exact margin.
  */
 function storedFit(cap: number, recount: Recount, learned: number | null): number {
-  const prior =
-    learned !== null && learned > PRIOR_NEW_SHARE
-      ? { share: learned, weight: LEARNED_WEIGHT }
-      : { share: PRIOR_NEW_SHARE, weight: PRIOR_WEIGHT };
-  const share = Math.max(0, prior.share * prior.weight + recount.added) / (prior.weight + recount.stored);
+  const estimate = (prior: number, weight: number) =>
+    Math.max(0, prior * weight + recount.added) / (weight + recount.stored);
+  // A learned share stands in for the prior only where it expects more new events: weighed less, one
+  // just above the prior's would otherwise expect fewer once recounts come in, and size chunks larger
+  // than nothing learned would.
+  const own = estimate(PRIOR_NEW_SHARE, PRIOR_WEIGHT);
+  const share = learned !== null && learned > PRIOR_NEW_SHARE ? Math.max(own, estimate(learned, LEARNED_WEIGHT)) : own;
   const room = cap - exactMargin(cap);
   let k = Math.floor(room / (1 + share));
   while (k > 1 && k * (1 + share) + NEW_SPREAD * Math.sqrt(k * share) > room) k--;
