@@ -26,6 +26,7 @@ export function eventRows(events: EarthquakeEvent[], seenAt: Date, executionRowI
     depthKm: e.depth_km,
     tsunamiFlag: e.tsunami_flag,
     url: e.url,
+    fullId: e.full_id ?? null,
     firstSeenAt: seenAt,
     lastSeenAt: seenAt,
     revisedAt: null,
@@ -49,8 +50,8 @@ const REVISED: ReadonlyArray<[field: string, value: (row: string) => string]> = 
 ];
 
 /** A stored row's catalog fields in the gateway's wire shape (a time as toISOString writes it). */
-export function wireShape(r: Pick<EventRow, WireField>): EarthquakeEvent {
-  return {
+export function wireShape(r: Pick<EventRow, WireField> & { fullId?: string | null }): EarthquakeEvent {
+  const shape: EarthquakeEvent = {
     id: r.id,
     time: r.time.toISOString(),
     magnitude: r.magnitude,
@@ -62,6 +63,8 @@ export function wireShape(r: Pick<EventRow, WireField>): EarthquakeEvent {
     tsunami_flag: r.tsunamiFlag,
     url: r.url,
   };
+  if (r.fullId != null) shape.full_id = r.fullId;
+  return shape;
 }
 type WireField =
   | 'id'
@@ -99,12 +102,13 @@ const UPSERT_REST = (() => {
     ),
     upserted as (
       insert into ${t} (id, time, magnitude, magnitude_type, place, latitude, longitude, depth_km, tsunami_flag, url,
-        first_seen_at, last_seen_at, revised_at, last_execution_id)
+        full_id, first_seen_at, last_seen_at, revised_at, last_execution_id)
       select i.*, p.seen, p.seen, null, p.execution_id from incoming i cross join params p order by i.id
       on conflict (id) do update set
         time = excluded.time, magnitude = excluded.magnitude, magnitude_type = excluded.magnitude_type,
         place = excluded.place, latitude = excluded.latitude, longitude = excluded.longitude,
         depth_km = excluded.depth_km, tsunami_flag = excluded.tsunami_flag, url = excluded.url,
+        full_id = excluded.full_id,
         last_seen_at = excluded.last_seen_at, last_execution_id = excluded.last_execution_id,
         revised_at = case when (${t}.time, ${t}.magnitude, ${t}.magnitude_type, ${t}.place, ${t}.latitude,
           ${t}.longitude, ${t}.depth_km, ${t}.tsunami_flag, ${t}.url) is distinct from (excluded.time,
@@ -142,7 +146,7 @@ function upsertCtes(incoming: SQL, executionId: SQL, seen: SQL): SQL {
   return sql`incoming as (
       select * from json_to_recordset(${incoming}::json)
         as u(id text, time timestamptz, magnitude float8, magnitude_type text, place text, latitude float8,
-          longitude float8, depth_km float8, tsunami_flag boolean, url text)
+          longitude float8, depth_km float8, tsunami_flag boolean, url text, full_id text)
     ),
     params as (select ${seen}::timestamptz as seen, ${executionId}::bigint as execution_id),
     ${sql.raw(UPSERT_REST)}`;

@@ -119,10 +119,15 @@ async function upsertSeriesMetadata(
 ) {
   await tx
     .insert(indicators)
-    .values({ id: result.indicator.id, name: result.indicator.name, updatedAt: seenAt })
+    .values({
+      id: result.indicator.id,
+      name: result.indicator.name,
+      fullId: result.indicator.full_id ?? null,
+      updatedAt: seenAt,
+    })
     .onConflictDoUpdate({
       target: indicators.id,
-      set: { name: sql`excluded.name`, updatedAt: sql`excluded.updated_at` },
+      set: { name: sql`excluded.name`, fullId: sql`excluded.full_id`, updatedAt: sql`excluded.updated_at` },
     });
   await tx
     .insert(indicatorCodeAliases)
@@ -138,10 +143,15 @@ async function upsertSeriesMetadata(
     });
   await tx
     .insert(countries)
-    .values({ id: result.country.id, name: result.country.name, updatedAt: seenAt })
+    .values({
+      id: result.country.id,
+      name: result.country.name,
+      fullId: result.country.full_id ?? null,
+      updatedAt: seenAt,
+    })
     .onConflictDoUpdate({
       target: countries.id,
-      set: { name: sql`excluded.name`, updatedAt: sql`excluded.updated_at` },
+      set: { name: sql`excluded.name`, fullId: sql`excluded.full_id`, updatedAt: sql`excluded.updated_at` },
     });
   await tx
     .insert(countryCodeAliases)

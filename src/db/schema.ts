@@ -90,6 +90,8 @@ export const earthquakeEvents = pgTable(
     depthKm: doublePrecision('depth_km'),
     tsunamiFlag: boolean('tsunami_flag').notNull(),
     url: text('url'),
+    /** The id as the gateway sent it, where it is too long for an index and `id` holds its digest (else null). */
+    fullId: text('full_id'),
     firstSeenAt: tz('first_seen_at').notNull(),
     lastSeenAt: tz('last_seen_at').notNull(),
     /** When a catalog revision last changed one of the event's fields. */
@@ -254,12 +256,16 @@ export const gatewayKnowledge = pgTable('gateway_knowledge', {
 export const indicators = pgTable('indicators', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
+  /** The id as the gateway sent it, where it is too long for an index and `id` holds its digest (else null). */
+  fullId: text('full_id'),
   updatedAt: tz('updated_at').notNull().defaultNow(),
 });
 
 export const countries = pgTable('countries', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
+  /** The id as the gateway sent it, where it is too long for an index and `id` holds its digest (else null). */
+  fullId: text('full_id'),
   updatedAt: tz('updated_at').notNull().defaultNow(),
 });
 

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /**
  * Text PostgreSQL can hold. A JSON string may carry U+0000 or an unpaired surrogate, and a gateway
  * within the spec may send either, but a PostgreSQL text or jsonb value can hold neither: the write
@@ -34,6 +36,23 @@ export function storableJson(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(storableJson);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(Object.entries(value).map(([k, v]) => [storableText(k), storableJson(v)]));
+}
+
+/**
+ * The longest key, in UTF-8 bytes, stored as it is. The spec sets no length for an event id, and
+ * a btree entry holds at most about 2,700 bytes: a longer id would fail every write of its answer
+ * (and every retry would pay again). Half a kilobyte keeps two such keys in one entry.
+ */
+export const MAX_KEY_BYTES = 512;
+
+/**
+ * A key an index can hold: the text itself when it fits, else `sha256:` and the hex digest of its
+ * UTF-8 bytes, which names it as surely and fits any index. The long text itself is kept apart.
+ */
+export function storableKey(text: string): string {
+  // A UTF-16 code unit is at most three UTF-8 bytes: most keys need no byte count.
+  if (text.length * 3 <= MAX_KEY_BYTES || Buffer.byteLength(text, 'utf8') <= MAX_KEY_BYTES) return text;
+  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex')}`;
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   radiusKmSchema,
 } from '../domain/filters.js';
 import { EARTHQUAKE_PROVIDER, INDICATOR_PROVIDER, LIMITS, yearSpan } from '../domain/spec.js';
+import { storableKey } from '../domain/text.js';
 import { canonicalTime, DAY_MS, isRfc3339, parseRfc3339, reportedPrecisionMs } from '../domain/time.js';
 
 const rfc3339 = z.string().refine(isRfc3339, 'must be an RFC 3339 timestamp');
@@ -98,20 +99,28 @@ export type IndicatorRequest = z.infer<ReturnType<typeof indicatorRequestSchema>
 
 const sourceSchema = z.object({ name: z.string(), license: z.string(), url: z.string() });
 
-export const earthquakeEventSchema = z.object({
-  id: z.string().min(1),
-  // RFC 3339 as the spec says (lower-case `t` and `z` included, any fraction, any offset, a leap
-  // second), not zod's ISO subset; passed on in the one form every later step reads alike.
-  time: z.string().refine(isRfc3339, 'must be an RFC 3339 date-time').transform(canonicalTime),
-  magnitude: z.number().nullable(),
-  magnitude_type: z.string().nullable(),
-  place: z.string().nullable(),
-  latitude: z.number(),
-  longitude: z.number(),
-  depth_km: z.number().nullable(),
-  tsunami_flag: z.boolean(),
-  url: z.string().nullable(),
-});
+export const earthquakeEventSchema = z
+  .object({
+    id: z.string().min(1),
+    // RFC 3339 as the spec says (lower-case `t` and `z` included, any fraction, any offset, a leap
+    // second), not zod's ISO subset; passed on in the one form every later step reads alike.
+    time: z.string().refine(isRfc3339, 'must be an RFC 3339 date-time').transform(canonicalTime),
+    magnitude: z.number().nullable(),
+    magnitude_type: z.string().nullable(),
+    place: z.string().nullable(),
+    latitude: z.number(),
+    longitude: z.number(),
+    depth_km: z.number().nullable(),
+    tsunami_flag: z.boolean(),
+    url: z.string().nullable(),
+  })
+  // An id too long for an index is keyed by its digest from here on, so that every later step (the
+  // upsert, revisions, deletion checks, the planner's samples) names the event alike; the id as
+  // sent goes along as `full_id` and is stored beside the key.
+  .transform((e): typeof e & { full_id?: string } => {
+    const key = storableKey(e.id);
+    return key === e.id ? e : { ...e, id: key, full_id: e.id };
+  });
 export type EarthquakeEvent = z.infer<typeof earthquakeEventSchema>;
 
 export const earthquakeResultSchema = z.object({
@@ -171,9 +180,15 @@ export function earthquakeResultFor(req: Pick<EarthquakeRequest, 'start_time' | 
   );
 }
 
+/** An indicator's or country's id and name; an id too long for an index is keyed as an event id is. */
+const namedSchema = z.object({ id: z.string(), name: z.string() }).transform((n): typeof n & { full_id?: string } => {
+  const key = storableKey(n.id);
+  return key === n.id ? n : { ...n, id: key, full_id: n.id };
+});
+
 export const indicatorResultSchema = z.object({
-  indicator: z.object({ id: z.string(), name: z.string() }),
-  country: z.object({ id: z.string(), name: z.string() }),
+  indicator: namedSchema,
+  country: namedSchema,
   values: z.array(z.object({ year: z.number().int(), value: z.number().nullable() })).nullable(),
   last_updated: z.string().nullable(),
   source: sourceSchema,

@@ -296,6 +296,7 @@ describe('BI views read through gateway_ingest_reader', () => {
       'url',
       'first_seen_at',
       'revised_at',
+      'event_key',
     ]);
 
     const revisions = await asReader<{ event_id: string; old_magnitude: number; new_magnitude: number }>(Q.revisions);

@@ -1,5 +1,8 @@
+import { createHash } from 'node:crypto';
+import { isNotNull, sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { gatewayExecutions } from '../../src/db/schema.js';
+import { storableKey } from '../../src/domain/text.js';
+import { earthquakeEvents, earthquakeRevisions, gatewayExecutions } from '../../src/db/schema.js';
 import { asStored, storedEvents } from '../support/events.js';
 import type { Rewritten } from '../support/gateway-proxy.js';
 import { backfillThrough, catalogOf, TWO_DAYS } from '../support/proxied-backfill.js';
@@ -45,6 +48,14 @@ function emptyAsNotFound(body: string): Rewritten {
   const { data, ...rest } = JSON.parse(body) as { data: { execution: unknown } };
   return { status: 404, body: JSON.stringify({ ...rest, message: 'no events', data: { execution: data.execution } }) };
 }
+
+/** 4,000 hex digits drawn from the id: as long as no index entry holds, and no compression shortens. */
+function longId(id: string): string {
+  let digits = '';
+  for (let i = 0; digits.length < 4_000; i++) digits += createHash('sha256').update(`${id}/${i}`).digest('hex');
+  return `${id}-${digits}`;
+}
+const withLongIds = (body: string) => body.replace(/"id":"([^"]+)"/g, (_, id: string) => `"id":"${longId(id)}"`);
 
 const catalogDays = () => catalogOf();
 
@@ -107,5 +118,25 @@ describe('answers writing an empty match in a form the spec does not show', () =
       },
       week,
     );
+  });
+});
+
+describe('answers whose event ids are longer than an index entry holds', () => {
+  it('store each event under the digest of its id, the id whole beside it, and a refresh changes nothing', async () => {
+    await backfillThrough(withLongIds, async (db, emulator, again) => {
+      const catalog = (await catalogDays()).map((e) => ({ ...e, id: longId(e.id) }));
+      const table = await db.db.select().from(earthquakeEvents);
+      expect(table.map((e) => e.fullId).sort()).toEqual(catalog.map((e) => e.id).sort());
+      for (const e of table) expect(e.id).toBe(storableKey(e.fullId!));
+      const view = await db.db.execute<{ id: string; event_key: string }>(sql`select id, event_key from earthquakes`);
+      expect(view.rows.map((r) => r.id).sort()).toEqual(catalog.map((e) => e.id).sort());
+
+      const billed = emulator.calls.filter((c) => c.billed).length;
+      expect(await again(true)).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
+      expect(emulator.calls.filter((c) => c.billed).length).toBeGreaterThan(billed);
+      expect(await db.db.select().from(earthquakeEvents).where(isNotNull(earthquakeEvents.deletedAt))).toEqual([]);
+      expect(await db.db.select().from(earthquakeRevisions)).toEqual([]);
+      expect(await db.db.$count(earthquakeEvents)).toBe(catalog.length);
+    });
   });
 });

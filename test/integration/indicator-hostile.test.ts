@@ -1,8 +1,10 @@
+import { createHash } from 'node:crypto';
 import { and, asc, eq } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
 import { dataFolder, loadWorldBankFile, startEmulator, type IndicatorDataset } from '@gateway-ingest/emulator';
 import { parseIndicatorFlags } from '../../src/cli/backfill-request.js';
-import { gatewayExecutions, indicatorValues, ingestPartitions } from '../../src/db/schema.js';
+import { countries, gatewayExecutions, indicators, indicatorValues, ingestPartitions } from '../../src/db/schema.js';
+import { storableKey } from '../../src/domain/text.js';
 import { enqueueIndicatorBackfill } from '../../src/ingest/enqueue-backfill.js';
 import { startGatewayProxy } from '../support/gateway-proxy.js';
 import { createTestDatabase } from '../support/isolation.js';
@@ -41,7 +43,11 @@ function rewriting(change: (values: Values) => Values) {
   };
 }
 
-async function backfillThrough(rewrite: (body: string) => string) {
+async function backfillThrough(
+  rewrite: (body: string) => string,
+  indicatorId = 'NY.GDP.MKTP.CD',
+  idOf = (id: string) => id,
+) {
   const db = await createTestDatabase();
   const emulator = await startEmulator({ key: KEY, earthquakeFiles: [], indicatorFiles: [GDP], now: NOW });
   const proxy = await startGatewayProxy(emulator.url, rewrite);
@@ -57,7 +63,7 @@ async function backfillThrough(rewrite: (body: string) => string) {
       db.db
         .select({ year: indicatorValues.year, value: indicatorValues.value })
         .from(indicatorValues)
-        .where(and(eq(indicatorValues.indicatorId, 'NY.GDP.MKTP.CD'), eq(indicatorValues.countryId, countryId)))
+        .where(and(eq(indicatorValues.indicatorId, indicatorId), eq(indicatorValues.countryId, idOf(countryId))))
         .orderBy(asc(indicatorValues.year));
     const rows: Record<string, Values> = {};
     for (const [, , id] of SERIES) rows[id] = await stored(id);
@@ -66,7 +72,8 @@ async function backfillThrough(rewrite: (body: string) => string) {
       return { startYear: asked.start_year, endYear: asked.end_year, billed: c.billed };
     });
     const partitions = await db.db.select().from(ingestPartitions);
-    return { progress, rows, calls, partitions };
+    const names = [...(await db.db.select().from(indicators)), ...(await db.db.select().from(countries))];
+    return { progress, rows, calls, partitions, names };
   } finally {
     await pipeline.close();
     await proxy.close();
@@ -107,6 +114,31 @@ describe('indicator answers that leave years out', () => {
       Math.max(...cells(gdp, alpha3).flatMap((v) => (v.value === null ? [] : [v.year])));
     expect(r.calls.map((c) => [c.startYear, c.endYear]).sort()).toEqual(
       [...SERIES.map(() => [1960, 2026]), ...SERIES.map(([, alpha3]) => [after(alpha3) + 1, 2026])].sort(),
+    );
+  });
+});
+
+describe('indicator answers whose indicator and country ids are longer than an index entry holds', () => {
+  it('store the values under the digests of the ids, the ids whole beside them', async () => {
+    // Digits no compression shortens: a compressed entry of a repetitive id would fit the index.
+    const digits = Array.from({ length: 63 }, (_, i) => createHash('sha256').update(String(i)).digest('hex')).join('');
+    const long = (id: string) => `${id}.${digits}`;
+    const rewrite = (body: string) => {
+      const parsed = JSON.parse(body) as { data?: { result?: { indicator: { id: string }; country: { id: string } } } };
+      const result = parsed.data?.result;
+      if (result) {
+        result.indicator.id = long(result.indicator.id);
+        result.country.id = long(result.country.id);
+      }
+      return JSON.stringify(parsed);
+    };
+    const gdp = await loadWorldBankFile(GDP);
+    const key = (id: string) => storableKey(long(id));
+    const r = await backfillThrough(rewrite, key('NY.GDP.MKTP.CD'), key);
+    expect(r.progress).toEqual({ total: 2, done: 2, partial: 0, failed: 0 });
+    for (const [, alpha3, id] of SERIES) expect(r.rows[id]).toEqual(cells(gdp, alpha3));
+    expect(r.names.map((n) => [n.id, n.fullId]).sort()).toEqual(
+      ['NY.GDP.MKTP.CD', ...SERIES.map(([, , id]) => id)].map((id) => [key(id), long(id)]).sort(),
     );
   });
 });

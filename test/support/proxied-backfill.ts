@@ -12,15 +12,17 @@ const KEY = 'test-key-proxied';
 /** Two days of the May month: a few hundred events, a few calls. */
 export const TWO_DAYS = { fromMs: Date.parse('2025-05-10T00:00:00Z'), toMs: Date.parse('2025-05-12T00:00:00Z') };
 
+type RunCount = Awaited<ReturnType<ReturnType<typeof startPipeline>['run']>>;
+
 export type Rewrite = (body: string, status: number, asked: IncomingHttpHeaders) => Rewritten;
 
 /**
  * Backfills `range` of the May month through a gateway whose answers pass `rewrite` (and which
- * `answerFirst` may answer itself), expects it done, then hands over the database and emulator.
+ * `answerFirst` may answer itself), expects it done, then hands over the database, the emulator, and a way to backfill `range` again.
  */
 export async function backfillThrough(
   rewrite: Rewrite,
-  check: (db: TestDatabase, emulator: RunningEmulator) => Promise<void>,
+  check: (db: TestDatabase, emulator: RunningEmulator, again: (refresh: boolean) => Promise<RunCount>) => Promise<void>,
   range: { fromMs: number; toMs: number } = TWO_DAYS,
   attempts = 1,
   answerFirst: (request: string) => Rewritten | null = () => null,
@@ -30,13 +32,16 @@ export async function backfillThrough(
   const proxy = await startGatewayProxy(emulator.url, rewrite, answerFirst);
   const pipeline = startPipeline(db, { ...emulator, url: proxy.url }, KEY, { attempts });
   try {
-    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
-      filters: NO_FILTERS,
-      ...range,
-      refresh: false,
-    });
-    expect(await pipeline.run([summary])).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
-    await check(db, emulator);
+    const again = async (refresh: boolean) => {
+      const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+        filters: NO_FILTERS,
+        ...range,
+        refresh,
+      });
+      return pipeline.run([summary]);
+    };
+    expect(await again(false)).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
+    await check(db, emulator, again);
   } finally {
     await pipeline.close();
     await proxy.close();

@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  MAX_KEY_BYTES,
   REPLACEMENT_CHARACTER,
   groupDigits,
+  storableKey,
   UNSTORABLE_ESCAPE,
   storableJson,
   storableOrNull,
@@ -76,5 +78,28 @@ describe('groupDigits', () => {
     );
     expect(groupDigits(31_749)).toBe('31,749');
     expect(groupDigits(999.5)).toBe('1,000');
+  });
+});
+
+describe('storableKey', () => {
+  it('keeps a key of at most MAX_KEY_BYTES UTF-8 bytes, and names a longer one by its digest', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'grapheme', maxLength: 400 }), (text) => {
+        const key = storableKey(text);
+        if (Buffer.byteLength(text, 'utf8') <= MAX_KEY_BYTES) expect(key).toBe(text);
+        else expect(key).toMatch(/^sha256:[0-9a-f]{64}$/);
+        expect(storableKey(text)).toBe(key);
+      }),
+    );
+  });
+
+  it('tells long keys apart that differ anywhere, the last character included', () => {
+    const long = 'us7000'.repeat(200);
+    expect(storableKey(`${long}a`)).not.toBe(storableKey(`${long}b`));
+    expect(storableKey(long.slice(0, MAX_KEY_BYTES))).toBe(long.slice(0, MAX_KEY_BYTES));
+    expect(storableKey(long.slice(0, MAX_KEY_BYTES + 1))).toMatch(/^sha256:/);
+    // Three bytes a character: 171 of them are one byte too many.
+    expect(storableKey('€'.repeat(170))).toBe('€'.repeat(170));
+    expect(storableKey('€'.repeat(171))).toMatch(/^sha256:/);
   });
 });
