@@ -10,7 +10,7 @@ import {
   countEvents,
   doneWindows,
   earthquakeStreams,
-  indicatorPointsPerYear,
+  indicatorHistory,
   medianCallCycleMs,
   medianLatencyMs,
   sampleAnswers,
@@ -40,6 +40,7 @@ import {
   CAP,
   DEFAULT_LATENCY_MS,
   earthquakeCost,
+  indicatorChunkCalls,
   indicatorEstimate,
   orderFactor,
   rounded,
@@ -301,8 +302,9 @@ async function planIndicators(
       });
     }
   }
-  const pointsPerYear = (await indicatorPointsPerYear(db)) ?? 1;
-  const estimate = indicatorEstimate(chunks, pointsPerYear);
+  const history = await indicatorHistory(db);
+  const callsPerChunk = history.callsPerChunk ?? 1;
+  const estimate = indicatorEstimate(chunks, history.pointsPerYear ?? 1, callsPerChunk);
   const pace = await latency(db, 'indicator');
   return {
     operation: 'indicator',
@@ -313,7 +315,7 @@ async function planIndicators(
     estimatedUnits: { ...rounded(estimate.units), unit: OPERATIONS.indicator.unit },
     estimatedSeconds: tenths(
       wallSeconds({
-        callsPerPartition: chunks.map(() => 1),
+        callsPerPartition: indicatorChunkCalls(chunks, callsPerChunk),
         concurrency: s.concurrency,
         lanes: 1,
         latencyMs: pace.latencyMs,

@@ -230,15 +230,30 @@ export function median(values: readonly number[]): number | null {
   return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
-/** Indicator chunks: one billed call each; points are the years asked for (null values included). */
+/**
+ * Billed calls of each indicator chunk: one, or as many as the gateway's recent answers took a
+ * chunk (`callsPerChunk`: a gateway leaving years out of an answer is asked for them again), never
+ * more than the chunk has years.
+ */
+export function indicatorChunkCalls(chunks: readonly YearChunk[], callsPerChunk = 1): number[] {
+  return chunks.map((c) => Math.min(yearSpan(c.startYear, c.endYear), Math.max(1, callsPerChunk)));
+}
+
+/** Indicator chunks' billed calls (`indicatorChunkCalls`); points are the years asked for (null values included). */
 export function indicatorEstimate(
   chunks: readonly YearChunk[],
   pointsPerYear: number,
+  callsPerChunk = 1,
 ): { calls: Estimate; units: Estimate } {
   const years = chunks.reduce((n, c) => n + yearSpan(c.startYear, c.endYear), 0);
   const points = years * pointsPerYear;
+  const sum = (xs: readonly number[]) => xs.reduce((n, c) => n + c, 0);
   return {
-    calls: { low: chunks.length, expected: chunks.length, high: chunks.length },
+    calls: {
+      low: chunks.length,
+      expected: sum(indicatorChunkCalls(chunks, callsPerChunk)),
+      high: sum(indicatorChunkCalls(chunks, Math.ceil(callsPerChunk))),
+    },
     units: { low: Math.min(points, years), expected: points, high: Math.max(points, years) },
   };
 }

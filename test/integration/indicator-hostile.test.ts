@@ -6,6 +6,7 @@ import { parseIndicatorFlags } from '../../src/cli/backfill-request.js';
 import { countries, gatewayExecutions, indicators, indicatorValues, ingestPartitions } from '../../src/db/schema.js';
 import { storableKey } from '../../src/domain/text.js';
 import { enqueueIndicatorBackfill } from '../../src/ingest/enqueue-backfill.js';
+import { planBackfill } from '../../src/ingest/plan.js';
 import { startGatewayProxy } from '../support/gateway-proxy.js';
 import { createTestDatabase } from '../support/isolation.js';
 import { startPipeline } from '../support/pipeline.js';
@@ -73,7 +74,11 @@ async function backfillThrough(
     });
     const partitions = await db.db.select().from(ingestPartitions);
     const names = [...(await db.db.select().from(indicators)), ...(await db.db.select().from(countries))];
-    return { progress, rows, calls, partitions, names };
+    // What `plan` now expects a third series to cost, from these reads.
+    const third = parseIndicatorFlags({ indicator: ['NY.GDP.MKTP.CD'], country: ['WLD'], fromYear: '1960' }, 2026);
+    const settings = { nowMs: NOW().getTime(), concurrency: 1, lanes: 1, gatewayKey: null, knowledgeTtlMs: 0 };
+    const plan = await planBackfill(db.db, { operation: 'indicator', ...third, refresh: false }, settings);
+    return { progress, rows, calls, partitions, names, planned: plan.estimatedBilledCalls };
   } finally {
     await pipeline.close();
     await proxy.close();
@@ -101,6 +106,8 @@ describe('indicator answers that leave years out', () => {
       ['done', null],
       ['done', null],
     ]);
+    // A chunk took two calls here, and `plan` says so of the next series' chunk.
+    expect(r.planned).toEqual({ low: 1, expected: 2, high: 2 });
   });
 
   it('leaving out the years without a value: each run of them asked once more, every value stored', async () => {

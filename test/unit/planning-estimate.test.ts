@@ -254,6 +254,16 @@ describe('billed calls, units and time', () => {
     );
     expect(e.calls).toEqual({ low: 2, expected: 2, high: 2 });
     expect(e.units.expected).toBe(71);
+    // A gateway whose answers left years out took 1.5 calls a chunk lately: never more than a chunk's years.
+    const paged = indicatorEstimate(
+      [
+        { startYear: 1960, endYear: 2029 },
+        { startYear: 2030, endYear: 2030 },
+      ],
+      1,
+      1.5,
+    );
+    expect(paged.calls).toEqual({ low: 2, expected: 2.5, high: 3 });
   });
 });
 
