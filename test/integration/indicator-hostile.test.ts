@@ -78,7 +78,7 @@ async function backfillThrough(
     const third = parseIndicatorFlags({ indicator: ['NY.GDP.MKTP.CD'], country: ['WLD'], fromYear: '1960' }, 2026);
     const settings = { nowMs: NOW().getTime(), concurrency: 1, lanes: 1, gatewayKey: null, knowledgeTtlMs: 0 };
     const plan = await planBackfill(db.db, { operation: 'indicator', ...third, refresh: false }, settings);
-    return { progress, rows, calls, partitions, names, planned: plan.estimatedBilledCalls };
+    return { progress, rows, calls, partitions, names, planned: [plan.estimatedBilledCalls, plan.estimatedUnits] };
   } finally {
     await pipeline.close();
     await proxy.close();
@@ -106,8 +106,12 @@ describe('indicator answers that leave years out', () => {
       ['done', null],
       ['done', null],
     ]);
-    // A chunk took two calls here, and `plan` says so of the next series' chunk.
-    expect(r.planned).toEqual({ low: 1, expected: 2, high: 2 });
+    // A chunk took two calls here, billed 67 + 17 points (the proxy keeps the units the emulator
+    // reported): `plan` says so of the next series' chunk.
+    expect(r.planned).toEqual([
+      { low: 1, expected: 2, high: 2 },
+      { low: 67, expected: 84, high: 84, unit: 'points' },
+    ]);
   });
 
   it('leaving out the years without a value: each run of them asked once more, every value stored', async () => {

@@ -208,24 +208,25 @@ export async function sampleAnswers(db: Db, streamKey: string): Promise<SampleAn
 }
 
 /**
- * Over recent succeeded indicator calls: points billed per year asked for, and calls per chunk
- * (a gateway leaving years out of its answers is asked for them again); each null when none is
- * recorded.
+ * Over the chunks of recent succeeded indicator calls: points billed per year of a chunk, and calls
+ * per chunk (a gateway leaving years out of its answers is asked for them again, and those calls'
+ * points and years belong to the chunk's); each null when none is recorded.
  */
 export async function indicatorHistory(
   db: Db,
   recent = 200,
 ): Promise<{ pointsPerYear: number | null; callsPerChunk: number | null }> {
   const result = await db.execute<{ ratio: number | null; per_chunk: number | null }>(sql`
-    select sum(t.units)::float8 / nullif(sum(t.years), 0)::float8 as ratio,
-      count(t.chunk)::float8 / nullif(count(distinct t.chunk), 0)::float8 as per_chunk
-    from (select ${x.units} as units,
-            ((${x.request} ->> 'end_year')::int - (${x.request} ->> 'start_year')::int + 1) as years,
-            ${x.streamKey} || ' ' || ${x.partitionKey} as chunk
-          from ${x}
-          where ${x.operation} = 'indicator' and ${x.outcome} = ${SUCCEEDED} and ${x.units} is not null
-            and ${x.request} ->> 'start_year' is not null and ${x.request} ->> 'end_year' is not null
-          order by ${x.startedAt} desc limit ${recent}) t`);
+    select sum(c.units)::float8 / nullif(sum(c.years), 0)::float8 as ratio,
+      sum(c.calls)::float8 / nullif(count(*), 0)::float8 as per_chunk
+    from (select sum(t.units) as units, max(t.years) as years, count(*) as calls
+          from (select ${x.units} as units, ${x.streamKey} as stream, ${x.partitionKey} as chunk,
+                  ((${x.request} ->> 'end_year')::int - (${x.request} ->> 'start_year')::int + 1) as years
+                from ${x}
+                where ${x.operation} = 'indicator' and ${x.outcome} = ${SUCCEEDED} and ${x.units} is not null
+                  and ${x.request} ->> 'start_year' is not null and ${x.request} ->> 'end_year' is not null
+                order by ${x.startedAt} desc limit ${recent}) t
+          group by t.stream, t.chunk) c`);
   const row = result.rows[0];
   return { pointsPerYear: row?.ratio ?? null, callsPerChunk: row?.per_chunk ?? null };
 }
