@@ -16,6 +16,7 @@ import {
 } from '../domain/partition.js';
 import type { Range } from '../domain/ranges.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
+import { refusedByClock } from '../gateway/classify.js';
 import type { Db, Tx, Updater } from './connection.js';
 import type { Bound } from './prepared.js';
 import { backfills, ingestPartitions as p, ingestStreams } from './schema.js';
@@ -159,6 +160,8 @@ export interface CallTally {
   units: number;
   errorKind: string | null;
   errorDetail: string | null;
+  /** A failure that does not lengthen the streak of failures in a row (a refusal the gateway's clock explains). */
+  outsideStreak?: boolean;
 }
 
 /** Pure: what the attempt adds to its partition. */
@@ -168,6 +171,7 @@ export function callTally(r: AttemptRecord): CallTally {
     units: r.billed ? (r.units ?? 0) : 0,
     errorKind: r.errorKind,
     errorDetail: r.errorDetail,
+    outsideStreak: refusedByClock(r),
   };
 }
 
@@ -175,7 +179,8 @@ export function callTally(r: AttemptRecord): CallTally {
  * `progress`, `done` or `partial` after one recorded call, inside the answer transaction: call
  * counters, and with an answer the remaining frontier (and the failure streak reset); an answer
  * that moves nothing (`answered`: a probe, a deletion check) only resets the streak; a failed
- * attempt (null) records its error and lengthens the streak, except a 429 (the gateway said when).
+ * attempt (null) records its error and lengthens the streak, except a 429 (the gateway said when)
+ * and a refusal its clock explains (time fixes it).
  * Values may be placeholders (db/prepared.ts); `at` is when the partition was last updated.
  */
 export function callRecord(
@@ -185,7 +190,8 @@ export function callRecord(
   progress: BoundProgress | 'answered' | null,
   at: Date | SQL = new Date(),
 ) {
-  const streak = t.errorKind === 'rate_limited' ? sql`${p.consecutiveFailures}` : sql`${p.consecutiveFailures} + 1`;
+  const held = t.errorKind === 'rate_limited' || t.outsideStreak === true;
+  const streak = held ? sql`${p.consecutiveFailures}` : sql`${p.consecutiveFailures} + 1`;
   const finish = typeof progress === 'object' && progress !== null ? progress.finish : null;
   const answered =
     progress === 'answered'

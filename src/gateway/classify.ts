@@ -3,6 +3,7 @@
  * each kind is retried), and the Retry-After header.
  */
 import type { Operation } from '../domain/spec.js';
+import type { AttemptRecord } from './attempt.js';
 import { currentYearEverywhere, GATEWAY_CLOCK_SLACK_MS, parseRfc3339 } from '../domain/time.js';
 import type { ErrorKind } from '../errors.js';
 
@@ -112,4 +113,17 @@ export function clockBound(operation: Operation, request: Record<string, unknown
     return start !== null && start > sentAtMs - GATEWAY_CLOCK_SLACK_MS;
   }
   return typeof request.end_year === 'number' && request.end_year > currentYearEverywhere(sentAtMs);
+}
+
+/**
+ * A failed attempt the gateway's clock alone may explain: a parameter error (not a 404, which names
+ * a wrong base URL or path) of a request `clockBound` holds. Asked again later, and not counted
+ * among the partition's failures in a row: time, not the request, is what fixes it.
+ */
+export function refusedByClock(record: AttemptRecord): boolean {
+  return (
+    record.errorKind === 'parameters' &&
+    record.httpStatus !== 404 &&
+    clockBound(record.operation, record.request, record.startedAt.getTime())
+  );
 }

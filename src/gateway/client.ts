@@ -2,7 +2,7 @@ import { Agent, request, errors as undiciErrors } from 'undici';
 import type * as z from 'zod';
 import type { Attempt, AttemptRecord } from './attempt.js';
 import { readAnswer, type EmptyMatch } from './answer.js';
-import { clockBound } from './classify.js';
+import { refusedByClock } from './classify.js';
 import { MAX_BODY_BYTES, readBody, type BodyRead } from './body.js';
 import {
   EMPTY_EARTHQUAKE_MATCH,
@@ -284,11 +284,7 @@ export function attemptError(record: AttemptRecord, cause: unknown): GatewayErro
   const kind = record.errorKind ?? 'unknown';
   const status = record.httpStatus === null ? 'no response' : `HTTP ${record.httpStatus}`;
   const outcome = record.outcome ? `, outcome ${record.outcome}` : '';
-  // A 404 names a wrong base URL or path (answer.ts), which no clock explains.
-  const clock =
-    kind === 'parameters' &&
-    record.httpStatus !== 404 &&
-    clockBound(record.operation, record.request, record.startedAt.getTime());
+  const clock = refusedByClock(record);
   const later = clock ? "; the gateway's clock may be behind ours on this request, so it is asked again later" : '';
   return new GatewayError(
     kind,

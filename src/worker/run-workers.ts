@@ -143,6 +143,22 @@ export function failureDelayMs(failuresInRow: number, baseMs: number, retryAfter
   return Math.max(retryDelayMs(failuresInRow, baseMs), retryAfterMs === null ? 0 : rateLimitDelayMs(retryAfterMs));
 }
 
+/** A refusal the gateway's clock explains is asked again at most this long after: time fixes it. */
+export const CLOCK_RETRY_MAX_MS = 60_000;
+
+/**
+ * The wait after a refusal the gateway's clock explains: the backoff, capped at CLOCK_RETRY_MAX_MS,
+ * never a reason to fail. Its bound is `clockBound`'s: once the request starts further back than a
+ * clock may be behind, a refusal counts as any other.
+ */
+function clockDelay(job: Job, s: Shared): number {
+  const key = job.id ?? '';
+  const n = (s.localFailures.get(key) ?? 0) + 1;
+  s.localFailures.set(key, n);
+  // Grown over the first few refusals only: a clock minutes behind is asked again within a minute.
+  return Math.min(CLOCK_RETRY_MAX_MS, retryDelayMs(Math.min(n, 6), s.settings.retryBaseDelayMs));
+}
+
 /** What to do with a job whose processor threw `e`. Pure but for the local failure counts. */
 function decide(e: unknown, job: Job, s: Shared, cutOff: boolean): Outcome {
   // Before shutdown: a job its backfill stopped is dropped or cancelled even by a worker that is stopping.
@@ -154,6 +170,8 @@ function decide(e: unknown, job: Job, s: Shared, cutOff: boolean): Outcome {
     return { kind: 'rate-limit', delayMs: rateLimitDelayMs(e.retryAfterMs) };
   if (e instanceof GaveUpError) return { kind: 'fail', kind2: 'gave_up', reason: e.message };
   if (e instanceof GatewayError && !e.retryable) return { kind: 'fail', kind2: e.kind, reason: e.message };
+  if (e instanceof GatewayError && e.details.clockBound === true)
+    return { kind: 'requeue', delayMs: clockDelay(job, s) };
   if (e instanceof GatewayError && e.failuresInRow > 0) {
     if (e.failuresInRow >= s.settings.failuresAllowed) {
       return {
