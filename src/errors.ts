@@ -42,6 +42,14 @@ export function retryPolicyOf(kind: ErrorKind): RetryPolicy {
   return 'backoff';
 }
 
+const GATEWAY_AWAY_KINDS: ReadonlySet<ErrorKind> = new Set([
+  'transport',
+  'timeout',
+  'server',
+  'data_source',
+  'unknown',
+]);
+
 /** One failed gateway attempt, carrying what the retry layer needs and the original cause. */
 export class GatewayError extends Error {
   override readonly name = 'GatewayError';
@@ -53,6 +61,8 @@ export class GatewayError extends Error {
       retryAfterMs?: number | null;
       cause?: unknown;
       failuresInRow?: number;
+      /** How long the partition has been failing, since its last recorded answer (ms). */
+      failingForMs?: number;
       /** A refusal the gateway's clock alone may explain (gateway/classify.ts `clockBound`): asked again later. */
       clockBound?: boolean;
     } = {},
@@ -68,6 +78,14 @@ export class GatewayError extends Error {
   /** Failed attempts of the partition since its last recorded answer, this one included (0: not counted). */
   get failuresInRow(): number {
     return this.details.failuresInRow ?? 0;
+  }
+  /**
+   * The gateway away: no answer (refused, reset, silent), a 5xx, its data source failing or a result
+   * it calls unknown. Nothing says the request is wrong, none of these is billed unless an answer
+   * was lost on its way, and waiting is what fixes them.
+   */
+  get gatewayAway(): boolean {
+    return GATEWAY_AWAY_KINDS.has(this.kind);
   }
 }
 

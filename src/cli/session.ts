@@ -79,6 +79,7 @@ export function startSessionWorkers(s: Session, observer?: CallObserver): Runnin
       windowLanes: s.env.windowLanes,
       failuresAllowed: s.env.jobAttempts,
       retryBaseDelayMs: s.env.retryBaseDelayMs,
+      gatewayOutageGraceMs: s.env.gatewayOutageGraceMs,
       interruptDb: () => s.db.interrupt(),
     },
     {

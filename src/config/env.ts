@@ -112,6 +112,7 @@ const envSchema = z.object({
   HTTP_PORT: intFromEnv(0, 65_535).default(9464),
   JOB_ATTEMPTS: intFromEnv(1, 100).default(8),
   RETRY_BASE_DELAY_MS: intFromEnv(1, 3_600_000).default(2_000),
+  GATEWAY_OUTAGE_GRACE_MS: intFromEnv(0, 7 * 86_400_000).default(3_600_000),
   SHUTDOWN_DEADLINE_MS: intFromEnv(0, 3_600_000).default(30_000),
   DB_SILENCE_TIMEOUT_MS: intFromEnv(1_000, 600_000).default(15_000),
   REDIS_SILENCE_TIMEOUT_MS: intFromEnv(1_000, 600_000).default(15_000),
@@ -159,6 +160,8 @@ export interface ResolvedEnv {
   httpPort: number;
   jobAttempts: number;
   retryBaseDelayMs: number;
+  /** How long a partition rides out the gateway away (no answer, 5xx) past its JOB_ATTEMPTS failures in a row. */
+  gatewayOutageGraceMs: number;
   shutdownDeadlineMs: number;
   /** A PostgreSQL connection that sends no byte this long while a statement waits is destroyed and replaced. */
   dbSilenceTimeoutMs: number;
@@ -220,6 +223,7 @@ export function parseEnv(env: NodeJS.ProcessEnv): ResolvedEnv {
     httpPort: e.HTTP_PORT,
     jobAttempts: e.JOB_ATTEMPTS,
     retryBaseDelayMs: e.RETRY_BASE_DELAY_MS,
+    gatewayOutageGraceMs: e.GATEWAY_OUTAGE_GRACE_MS,
     shutdownDeadlineMs: e.SHUTDOWN_DEADLINE_MS,
     dbSilenceTimeoutMs: e.DB_SILENCE_TIMEOUT_MS,
     redisSilenceTimeoutMs: e.REDIS_SILENCE_TIMEOUT_MS,

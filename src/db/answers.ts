@@ -40,19 +40,25 @@ export async function commitAnswer(
   });
 }
 
-/** A failed attempt: its audit row and the partition's last error, together. Returns failures in a row. */
+/** The partition's failures since its last recorded answer: how many, and for how long (ms). */
+export interface FailureStreak {
+  failuresInRow: number;
+  failingForMs: number;
+}
+
+/** A failed attempt: its audit row and the partition's last error, together. Returns its failure streak. */
 export async function commitFailedAttempt(
   db: Db,
   attemptId: number,
   r: AttemptRecord,
   ctx: CallContext,
-): Promise<number> {
+): Promise<FailureStreak> {
   return recordAttempt(db, attemptId, r, null, 0, ctx, null);
 }
 
 /**
  * The audit row completed and the partition's call recorded in one statement (one round trip,
- * atomic by itself). Returns the partition's failures in a row since its last answer.
+ * atomic by itself). Returns the partition's failure streak since its last answer.
  */
 async function recordAttempt(
   db: Db | Tx,
@@ -62,12 +68,16 @@ async function recordAttempt(
   rowsWritten: number,
   ctx: CallContext,
   progress: Progress | 'answered' | null,
-): Promise<number> {
-  const result = await db.execute<{ consecutive_failures: number }>(
-    sql`with audit as (${completion(db, attemptId, auditCompletion(r, truncated, rowsWritten)).getSQL()})
-      ${callRecord(db, ctx, callTally(r), progress).getSQL()}`,
+): Promise<FailureStreak> {
+  const result = await db.execute<{ consecutive_failures: number; failing_for_ms: number | null }>(
+    sql`with audit as (${completion(db, attemptId, auditCompletion(r, truncated, rowsWritten)).getSQL()}),
+      recorded as (${callRecord(db, ctx, callTally(r), progress).getSQL()})
+      select consecutive_failures,
+        (extract(epoch from (${r.finishedAt.toISOString()}::timestamptz - failing_since)) * 1000)::float8 as failing_for_ms
+      from recorded`,
   );
-  return result.rows[0]?.consecutive_failures ?? 0;
+  const row = result.rows[0];
+  return { failuresInRow: row?.consecutive_failures ?? 0, failingForMs: Math.max(0, row?.failing_for_ms ?? 0) };
 }
 
 /** A read ends: the partition done (or partial) and what it proved complete recorded, together. */

@@ -180,7 +180,7 @@ export function callTally(r: AttemptRecord): CallTally {
  * counters, and with an answer the remaining frontier (and the failure streak reset); an answer
  * that moves nothing (`answered`: a probe, a deletion check) only resets the streak; a failed
  * attempt (null) records its error and lengthens the streak, except a 429 (the gateway said when)
- * and a refusal its clock explains (time fixes it).
+ * and a refusal its clock explains (time fixes it); `failing_since` keeps when the streak began.
  * Values may be placeholders (db/prepared.ts); `at` is when the partition was last updated.
  */
 export function callRecord(
@@ -192,22 +192,25 @@ export function callRecord(
 ) {
   const held = t.errorKind === 'rate_limited' || t.outsideStreak === true;
   const streak = held ? sql`${p.consecutiveFailures}` : sql`${p.consecutiveFailures} + 1`;
+  const since = held ? sql`${p.failingSince}` : sql`coalesce(${p.failingSince}, ${at})`;
   const finish = typeof progress === 'object' && progress !== null ? progress.finish : null;
   const answered =
     progress === 'answered'
-      ? { consecutiveFailures: 0 }
+      ? { consecutiveFailures: 0, failingSince: null }
       : progress
         ? {
             frontier: progress.frontier,
             state: transitionSql(finish ?? 'progress'),
             completedAt: finish ? at : null,
             consecutiveFailures: 0,
+            failingSince: null,
             lastError: finish ? null : sql`${p.lastError}`,
             lastErrorKind: finish ? null : sql`${p.lastErrorKind}`,
           }
         : {
             state: transitionSql('progress'),
             consecutiveFailures: streak,
+            failingSince: since,
             lastError: t.errorDetail,
             lastErrorKind: t.errorKind,
           };
@@ -223,7 +226,7 @@ export function callRecord(
       ...answered,
     })
     .where(isRef(ref))
-    .returning({ consecutiveFailures: p.consecutiveFailures });
+    .returning({ consecutiveFailures: p.consecutiveFailures, failingSince: p.failingSince });
 }
 
 /** Done windows (epoch ms) and year chunks of the given streams, for planning only what is missing. */

@@ -181,6 +181,8 @@ export const ingestPartitions = pgTable(
     rowsWritten: integer('rows_written').notNull().default(0),
     /** Failed attempts since the last recorded answer: the retry budget counts these, not attempts in all. */
     consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+    /** When the failures since the last recorded answer began (null after an answer): how long the gateway has been away. */
+    failingSince: tz('failing_since'),
     /** The backfill that last planned it (null for scheduled runs). */
     backfillId: text('backfill_id'),
     /**

@@ -134,12 +134,13 @@ export async function failedAttempt(
   ctx: JobContext,
   logFields: Record<string, unknown>,
 ): Promise<GatewayError> {
-  const failuresInRow = await durable(() => commitFailedAttempt(deps.db, attemptId, record, call), ctx, deps.log);
+  const streak = await durable(() => commitFailedAttempt(deps.db, attemptId, record, call), ctx, deps.log);
   deps.observer?.onCall(record, 0);
   const { outcome, errorKind, httpStatus, durationMs } = record;
+  const { failuresInRow } = streak;
   deps.log.warn({ ...logFields, outcome, errorKind, httpStatus, durationMs, failuresInRow }, 'gateway call failed');
   const error = attemptError(record, cause);
-  return new GatewayError(error.kind, error.message, { ...error.details, failuresInRow });
+  return new GatewayError(error.kind, error.message, { ...error.details, ...streak });
 }
 
 /** The audit context of a call a window's job makes, for `purpose`. */

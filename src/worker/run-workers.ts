@@ -40,6 +40,11 @@ export interface WorkerSettings {
   failuresAllowed: number;
   retryBaseDelayMs: number;
   /**
+   * Past `failuresAllowed` failures in a row, how long (since the first of them) a partition still
+   * waits for a gateway that is away (GatewayError.gatewayAway) before it fails; 0: it fails then.
+   */
+  gatewayOutageGraceMs?: number;
+  /**
    * Gateway calls one earthquake window may have in flight at once (WINDOW_LANES), within its share
    * of the call slots.
    */
@@ -143,6 +148,31 @@ export function failureDelayMs(failuresInRow: number, baseMs: number, retryAfter
   return Math.max(retryDelayMs(failuresInRow, baseMs), retryAfterMs === null ? 0 : rateLimitDelayMs(retryAfterMs));
 }
 
+/** A gateway away past the failures allowed is asked again within this, so work resumes soon after it is back. */
+export const GATEWAY_AWAY_RETRY_MAX_MS = 2 * 60_000;
+
+/**
+ * A gateway away (no answer, a 5xx: GatewayError.gatewayAway) for less than `graceMs` since the
+ * partition's last answer is waited out past the failures allowed in a row: an outage of the
+ * gateway, like one of our own, says nothing against the window. Bounded: past the grace such a
+ * failure counts like any other.
+ */
+export function ridesOut(e: GatewayError, graceMs: number): boolean {
+  return e.gatewayAway && (e.details.failingForMs ?? Infinity) < graceMs;
+}
+
+/**
+ * The wait of a partition riding out a gateway away: the last allowed failure's backoff, capped at
+ * GATEWAY_AWAY_RETRY_MAX_MS so that the work resumes soon after the gateway is back, or the
+ * failure's own Retry-After when longer.
+ */
+function awayDelayMs(failuresAllowed: number, baseMs: number, e: GatewayError): number {
+  // Jittered again below the cap, so that the windows it holds do not all ask again in step.
+  const backoff =
+    Math.min(GATEWAY_AWAY_RETRY_MAX_MS, retryDelayMs(failuresAllowed, baseMs)) * (0.5 + Math.random() / 2);
+  return Math.max(backoff, e.retryAfterMs === null ? 0 : rateLimitDelayMs(e.retryAfterMs));
+}
+
 /** A refusal the gateway's clock explains is asked again at most this long after: time fixes it. */
 export const CLOCK_RETRY_MAX_MS = 60_000;
 
@@ -173,6 +203,9 @@ function decide(e: unknown, job: Job, s: Shared, cutOff: boolean): Outcome {
   if (e instanceof GatewayError && e.details.clockBound === true)
     return { kind: 'requeue', delayMs: clockDelay(job, s) };
   if (e instanceof GatewayError && e.failuresInRow > 0) {
+    if (e.failuresInRow >= s.settings.failuresAllowed && ridesOut(e, s.settings.gatewayOutageGraceMs ?? 0)) {
+      return { kind: 'requeue', delayMs: awayDelayMs(s.settings.failuresAllowed, s.settings.retryBaseDelayMs, e) };
+    }
     if (e.failuresInRow >= s.settings.failuresAllowed) {
       return {
         kind: 'fail',

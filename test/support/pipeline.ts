@@ -24,6 +24,8 @@ export function startPipeline(
   key: string,
   options: {
     attempts?: number;
+    /** GATEWAY_OUTAGE_GRACE_MS (0 by default: a partition fails at its `attempts`-th failure in a row). */
+    gatewayOutageGraceMs?: number;
     knowledgeTtlMs?: number;
     concurrency?: number;
     windowLanes?: number;
@@ -48,6 +50,7 @@ export function startPipeline(
       windowLanes: options.windowLanes ?? 1,
       failuresAllowed: options.attempts ?? 8,
       retryBaseDelayMs: 20,
+      gatewayOutageGraceMs: options.gatewayOutageGraceMs ?? 0,
       budgetRecheckMs: options.budgetRecheckMs,
     },
     {

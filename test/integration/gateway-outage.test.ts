@@ -1,0 +1,85 @@
+import { eq } from 'drizzle-orm';
+import { describe, expect, it } from 'vitest';
+import { startEmulator } from '@gateway-ingest/emulator';
+import { gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
+import { NO_FILTERS } from '../../src/domain/filters.js';
+import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
+import { asStored, storedEvents } from '../support/events.js';
+import { startGatewayProxy, type Rewritten } from '../support/gateway-proxy.js';
+import { createTestDatabase } from '../support/isolation.js';
+import { startPipeline } from '../support/pipeline.js';
+import { catalogOf, MAY_MONTH, TWO_DAYS } from '../support/proxied-backfill.js';
+
+/**
+ * The gateway away for more calls than a window may fail in a row (JOB_ATTEMPTS): its first answers
+ * are 503s and connections cut before a byte of the body. Such failures say nothing against the
+ * window, and none is billed: it waits the gateway out for GATEWAY_OUTAGE_GRACE_MS since its last
+ * answer, then fails as before. An answer that breaks the spec is no outage: it still fails the
+ * window at its JOB_ATTEMPTS-th time in a row (it may have been billed).
+ */
+const KEY = 'test-key-outage';
+const ATTEMPTS = 3;
+const AWAY_CALLS = 12;
+
+const unavailable: Rewritten = { status: 503, body: 'Service Unavailable' };
+const cut: Rewritten = { status: 200, body: '{"code":0,', cutAfterBytes: 0 };
+const broken: Rewritten = { status: 200, body: '{"code":0,"data":{}}' };
+
+async function readTwoDays(graceMs: number, away: (n: number) => Rewritten) {
+  const db = await createTestDatabase();
+  const emulator = await startEmulator({ key: KEY, earthquakeFiles: [MAY_MONTH], indicatorFiles: [], seed: 3 });
+  let asked = 0;
+  const proxy = await startGatewayProxy(emulator.url, undefined, () => (++asked <= AWAY_CALLS ? away(asked) : null));
+  const pipeline = startPipeline(db, { ...emulator, url: proxy.url }, KEY, {
+    attempts: ATTEMPTS,
+    gatewayOutageGraceMs: graceMs,
+  });
+  try {
+    const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
+      filters: NO_FILTERS,
+      ...TWO_DAYS,
+      refresh: false,
+    });
+    const progress = await pipeline.run([summary]);
+    const audit = await db.db.select().from(gatewayExecutions);
+    const [partition] = await db.db
+      .select()
+      .from(ingestPartitions)
+      .where(eq(ingestPartitions.streamKey, summary.streamKey));
+    return { progress, audit, partition: partition!, events: await storedEvents(db), billed: emulator.calls };
+  } finally {
+    await pipeline.close();
+    await proxy.close();
+    await emulator.close();
+    await db.drop();
+  }
+}
+
+describe('a gateway away for more calls than a window may fail in a row', () => {
+  it('is waited out within GATEWAY_OUTAGE_GRACE_MS: the window completes, nothing billed for the outage', async () => {
+    const r = await readTwoDays(60_000, (n) => (n % 2 === 0 ? cut : unavailable));
+    expect(r.progress).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
+    expect(r.events).toEqual(asStored(await catalogOf()));
+    const failures = r.audit.filter((a) => a.errorKind !== null);
+    expect(failures.map((a) => a.errorKind).sort()).toEqual([
+      ...Array<string>(AWAY_CALLS / 2).fill('server'),
+      ...Array<string>(AWAY_CALLS / 2).fill('transport'),
+    ]);
+    expect(failures.some((a) => a.billed === true)).toBe(false);
+    expect(r.audit.filter((a) => a.billed).length).toBe(r.billed.filter((c) => c.billed).length);
+    expect([r.partition.consecutiveFailures, r.partition.failingSince]).toEqual([0, null]);
+  });
+
+  it('fails the window at its JOB_ATTEMPTS-th failure in a row where no grace is given', async () => {
+    const r = await readTwoDays(0, () => unavailable);
+    expect(r.progress).toEqual({ total: 1, done: 0, partial: 0, failed: 1 });
+    expect(r.partition.lastError).toMatch(new RegExp(`^${ATTEMPTS} failed attempts in a row without an answer`));
+    expect(r.partition.failingSince).not.toBeNull();
+  });
+
+  it('is no excuse for answers that break the spec: they fail the window at its JOB_ATTEMPTS-th in a row', async () => {
+    const r = await readTwoDays(60_000, () => broken);
+    expect(r.progress).toEqual({ total: 1, done: 0, partial: 0, failed: 1 });
+    expect(r.audit.map((a) => a.errorKind)).toEqual(Array<string>(ATTEMPTS).fill('invalid_response'));
+  });
+});
