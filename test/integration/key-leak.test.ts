@@ -137,7 +137,13 @@ describe('MARKET_KEY appears nowhere', () => {
       },
       {
         args: [...indicators, '--country', 'CHN', '--refresh'],
-        env: { ...env, GATEWAY_BASE_URL: 'http://127.0.0.1:1', GATEWAY_AUTH_HEADER: 'x-api-key' },
+        // No grace: a gateway away would otherwise be waited out for an hour.
+        env: {
+          ...env,
+          GATEWAY_BASE_URL: 'http://127.0.0.1:1',
+          GATEWAY_AUTH_HEADER: 'x-api-key',
+          GATEWAY_OUTAGE_GRACE_MS: '0',
+        },
       },
       { args: [...indicators, '--country', 'IND', '--refresh'], env: { ...env, MARKET_KEY: WRONG_KEY } },
       { args: [...indicators, '--country', 'BRA', '--refresh'], env: { ...env, GATEWAY_BASE_URL: echo.url } },
