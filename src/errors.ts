@@ -48,6 +48,8 @@ const GATEWAY_AWAY_KINDS: ReadonlySet<ErrorKind> = new Set([
   'server',
   'data_source',
   'unknown',
+  // A 429 without a Retry-After: busy, for how long unsaid.
+  'rate_limited',
 ]);
 
 /** One failed gateway attempt, carrying what the retry layer needs and the original cause. */
@@ -80,8 +82,8 @@ export class GatewayError extends Error {
     return this.details.failuresInRow ?? 0;
   }
   /**
-   * The gateway away: no answer (refused, reset, silent), a 5xx, its data source failing or a result
-   * it calls unknown. Nothing says the request is wrong, none of these is billed unless an answer
+   * The gateway away: no answer (refused, reset, silent), a 5xx, its data source failing, a result
+   * it calls unknown, or a 429 that says not when to come back. Nothing says the request is wrong, none of these is billed unless an answer
    * was lost on its way, and waiting is what fixes them.
    */
   get gatewayAway(): boolean {

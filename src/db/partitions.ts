@@ -160,7 +160,7 @@ export interface CallTally {
   units: number;
   errorKind: string | null;
   errorDetail: string | null;
-  /** A failure that does not lengthen the streak of failures in a row (a refusal the gateway's clock explains). */
+  /** A failure that does not lengthen the streak of failures in a row (`callTally`). */
   outsideStreak?: boolean;
 }
 
@@ -171,7 +171,8 @@ export function callTally(r: AttemptRecord): CallTally {
     units: r.billed ? (r.units ?? 0) : 0,
     errorKind: r.errorKind,
     errorDetail: r.errorDetail,
-    outsideStreak: refusedByClock(r),
+    // A 429 saying when to come back is waited for, not a failure; one that does not say backs off like one.
+    outsideStreak: refusedByClock(r) || (r.errorKind === 'rate_limited' && r.retryAfterMs !== null),
   };
 }
 
@@ -179,8 +180,9 @@ export function callTally(r: AttemptRecord): CallTally {
  * `progress`, `done` or `partial` after one recorded call, inside the answer transaction: call
  * counters, and with an answer the remaining frontier (and the failure streak reset); an answer
  * that moves nothing (`answered`: a probe, a deletion check) only resets the streak; a failed
- * attempt (null) records its error and lengthens the streak, except a 429 (the gateway said when)
- * and a refusal its clock explains (time fixes it); `failing_since` keeps when the streak began.
+ * attempt (null) records its error and lengthens the streak, except a 429 with a Retry-After (the
+ * gateway said when) and a refusal its clock explains (time fixes it); `failing_since` keeps when
+ * the streak began.
  * Values may be placeholders (db/prepared.ts); `at` is when the partition was last updated.
  */
 export function callRecord(
@@ -190,7 +192,7 @@ export function callRecord(
   progress: BoundProgress | 'answered' | null,
   at: Date | SQL = new Date(),
 ) {
-  const held = t.errorKind === 'rate_limited' || t.outsideStreak === true;
+  const held = t.outsideStreak === true;
   const streak = held ? sql`${p.consecutiveFailures}` : sql`${p.consecutiveFailures} + 1`;
   const since = held ? sql`${p.failingSince}` : sql`coalesce(${p.failingSince}, ${at})`;
   const finish = typeof progress === 'object' && progress !== null ? progress.finish : null;

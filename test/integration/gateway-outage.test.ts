@@ -12,7 +12,7 @@ import { catalogOf, MAY_MONTH, TWO_DAYS } from '../support/proxied-backfill.js';
 
 /**
  * The gateway away for more calls than a window may fail in a row (JOB_ATTEMPTS): its first answers
- * are 503s and connections cut before a byte of the body. Such failures say nothing against the
+ * are 503s, connections cut before a byte of the body, and 429s that say not when to come back. Such failures say nothing against the
  * window, and none is billed: it waits the gateway out for GATEWAY_OUTAGE_GRACE_MS since its last
  * answer, then fails as before. An answer that breaks the spec is no outage: it still fails the
  * window at its JOB_ATTEMPTS-th time in a row (it may have been billed).
@@ -23,6 +23,8 @@ const AWAY_CALLS = 12;
 
 const unavailable: Rewritten = { status: 503, body: 'Service Unavailable' };
 const cut: Rewritten = { status: 200, body: '{"code":0,', cutAfterBytes: 0 };
+/** A 429 that says not when: the gateway busy, no sooner known. */
+const busy: Rewritten = { status: 429, body: '{"code":429,"message":"too many requests"}' };
 const broken: Rewritten = { status: 200, body: '{"code":0,"data":{}}' };
 
 async function readTwoDays(graceMs: number, away: (n: number) => Rewritten) {
@@ -57,14 +59,13 @@ async function readTwoDays(graceMs: number, away: (n: number) => Rewritten) {
 
 describe('a gateway away for more calls than a window may fail in a row', () => {
   it('is waited out within GATEWAY_OUTAGE_GRACE_MS: the window completes, nothing billed for the outage', async () => {
-    const r = await readTwoDays(60_000, (n) => (n % 2 === 0 ? cut : unavailable));
+    const r = await readTwoDays(60_000, (n) => [unavailable, cut, busy][n % 3]!);
     expect(r.progress).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
     expect(r.events).toEqual(asStored(await catalogOf()));
     const failures = r.audit.filter((a) => a.errorKind !== null);
-    expect(failures.map((a) => a.errorKind).sort()).toEqual([
-      ...Array<string>(AWAY_CALLS / 2).fill('server'),
-      ...Array<string>(AWAY_CALLS / 2).fill('transport'),
-    ]);
+    expect(failures.map((a) => a.errorKind).sort()).toEqual(
+      ['rate_limited', 'server', 'transport'].flatMap((kind) => Array<string>(AWAY_CALLS / 3).fill(kind)),
+    );
     expect(failures.some((a) => a.billed === true)).toBe(false);
     expect(r.audit.filter((a) => a.billed).length).toBe(r.billed.filter((c) => c.billed).length);
     expect([r.partition.consecutiveFailures, r.partition.failingSince]).toEqual([0, null]);
