@@ -42,15 +42,8 @@ export function retryPolicyOf(kind: ErrorKind): RetryPolicy {
   return 'backoff';
 }
 
-const GATEWAY_AWAY_KINDS: ReadonlySet<ErrorKind> = new Set([
-  'transport',
-  'timeout',
-  'server',
-  'data_source',
-  'unknown',
-  // A 429 without a Retry-After: busy, for how long unsaid.
-  'rate_limited',
-]);
+/** Answers saying the gateway failed, none of them billed; a 429 here is one without a Retry-After. */
+const GATEWAY_AWAY_KINDS: ReadonlySet<ErrorKind> = new Set(['server', 'data_source', 'unknown', 'rate_limited']);
 
 /** One failed gateway attempt, carrying what the retry layer needs and the original cause. */
 export class GatewayError extends Error {
@@ -82,12 +75,14 @@ export class GatewayError extends Error {
     return this.details.failuresInRow ?? 0;
   }
   /**
-   * The gateway away: no answer (refused, reset, silent), a 5xx, its data source failing, a result
-   * it calls unknown, or a 429 that says not when to come back. Nothing says the request is wrong, none of these is billed unless an answer
-   * was lost on its way, and waiting is what fixes them.
+   * The gateway away: no connection or none answered (refused, reset before a byte came), a 5xx, its
+   * data source failing, a result it calls unknown, or a 429 that says not when to come back. Nothing
+   * says the request is wrong, none of these is billed, and waiting is what fixes them. Not a timeout
+   * nor an answer cut midway: the gateway may have billed the answer that did not arrive.
    */
   get gatewayAway(): boolean {
-    return GATEWAY_AWAY_KINDS.has(this.kind);
+    const unanswered = this.kind === 'transport' && (this.details.httpStatus ?? null) === null;
+    return unanswered || GATEWAY_AWAY_KINDS.has(this.kind);
   }
 }
 

@@ -5,17 +5,18 @@ import { gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
 import { NO_FILTERS } from '../../src/domain/filters.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
 import { asStored, storedEvents } from '../support/events.js';
-import { startGatewayProxy, type Rewritten } from '../support/gateway-proxy.js';
+import { HANG_UP, startGatewayProxy, type Rewritten } from '../support/gateway-proxy.js';
 import { createTestDatabase } from '../support/isolation.js';
 import { startPipeline } from '../support/pipeline.js';
 import { catalogOf, MAY_MONTH, TWO_DAYS } from '../support/proxied-backfill.js';
 
 /**
  * The gateway away for more calls than a window may fail in a row (JOB_ATTEMPTS): its first answers
- * are 503s, connections cut before a byte of the body, and 429s that say not when to come back. Such failures say nothing against the
+ * are 503s, connections closed before a byte of an answer, and 429s that say not when to come back. Such failures say nothing against the
  * window, and none is billed: it waits the gateway out for GATEWAY_OUTAGE_GRACE_MS since its last
  * answer, then fails as before. An answer that breaks the spec is no outage: it still fails the
- * window at its JOB_ATTEMPTS-th time in a row (it may have been billed).
+ * window at its JOB_ATTEMPTS-th time in a row (it may have been billed), as does one cut midway or a
+ * timeout (the answer that did not arrive may have been billed).
  */
 const KEY = 'test-key-outage';
 const ATTEMPTS = 3;
@@ -59,7 +60,7 @@ async function readTwoDays(graceMs: number, away: (n: number) => Rewritten) {
 
 describe('a gateway away for more calls than a window may fail in a row', () => {
   it('is waited out within GATEWAY_OUTAGE_GRACE_MS: the window completes, nothing billed for the outage', async () => {
-    const r = await readTwoDays(60_000, (n) => [unavailable, cut, busy][n % 3]!);
+    const r = await readTwoDays(60_000, (n) => [unavailable, HANG_UP, busy][n % 3]!);
     expect(r.progress).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
     expect(r.events).toEqual(asStored(await catalogOf()));
     const failures = r.audit.filter((a) => a.errorKind !== null);
@@ -82,5 +83,11 @@ describe('a gateway away for more calls than a window may fail in a row', () => 
     const r = await readTwoDays(60_000, () => broken);
     expect(r.progress).toEqual({ total: 1, done: 0, partial: 0, failed: 1 });
     expect(r.audit.map((a) => a.errorKind)).toEqual(Array<string>(ATTEMPTS).fill('invalid_response'));
+  });
+
+  it('is no excuse for answers cut after their headers either: the gateway may have billed them', async () => {
+    const r = await readTwoDays(60_000, () => cut);
+    expect(r.progress).toEqual({ total: 1, done: 0, partial: 0, failed: 1 });
+    expect(r.audit.map((a) => [a.errorKind, a.httpStatus])).toEqual(Array(ATTEMPTS).fill(['transport', 200]));
   });
 });
