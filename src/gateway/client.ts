@@ -60,6 +60,8 @@ export class UndiciGateway implements Gateway {
   readonly #config: GatewayConfig;
   /** Calls in a row that timed out, across the process: the next ones wait longer (`#timeoutMs`). */
   #timeoutsInRow = 0;
+  /** How long the gateway's answers take now (`#count`). */
+  #answerMs = 0;
   readonly #agent: Agent;
   readonly #now: () => Date;
   // Built once: a zod schema compiles itself on its first parse, so one per call would compile per call.
@@ -148,19 +150,27 @@ export class UndiciGateway implements Gateway {
   }
 
   /**
-   * GATEWAY_TIMEOUT_MS, doubled after a call timed out and again after two in a row: a gateway
-   * slower than the setting (a busy hour, a large answer) still answers, where every call cut off
-   * at the setting would be billed and asked again until the window failed. Still a deadline, four
-   * times the setting at most; any answer brings it back to the setting.
+   * GATEWAY_TIMEOUT_MS, doubled after a call timed out and again after two in a row, and twice what
+   * recent answers took: a gateway slower than the setting (a busy hour, a large answer) still
+   * answers, and from its first answer on is waited for, where every other call cut off at the
+   * setting would be billed and asked again. Still a deadline, four times the setting at most.
    */
   #timeoutMs(): number {
-    return this.#config.timeoutMs * 2 ** Math.min(this.#timeoutsInRow, 2);
+    const settingMs = this.#config.timeoutMs;
+    const afterTimeoutsMs = settingMs * 2 ** Math.min(this.#timeoutsInRow, 2);
+    return Math.max(afterTimeoutsMs, Math.min(4 * settingMs, 2 * this.#answerMs));
   }
 
-  /** A timeout lengthens the next deadline; any answer, even a refusal, brings it back. */
+  /**
+   * A timeout lengthens the next deadline; any answer, even a refusal, ends the run of timeouts and
+   * says how long the gateway takes now (the slowest recent answer, halved by each faster one).
+   */
   #count(record: AttemptRecord): void {
     if (record.errorKind === 'timeout') this.#timeoutsInRow++;
-    else if (record.httpStatus !== null) this.#timeoutsInRow = 0;
+    else if (record.httpStatus !== null) {
+      this.#timeoutsInRow = 0;
+      this.#answerMs = Math.max(record.durationMs, this.#answerMs / 2);
+    }
   }
 
   /**
