@@ -184,6 +184,8 @@ export async function awaitBackfill(
   let outage = false;
   let redisOutage = false;
   const dbSilent = (e: Error) => {
+    // Stopped, the wait no longer waits: a poll cut off by the shutdown is no outage to report.
+    if (stop.signal.aborted) return;
     if (!outage) reporter.note(`PostgreSQL does not answer (${e.message}); still waiting`);
     outage = true;
   };
@@ -196,7 +198,8 @@ export async function awaitBackfill(
       if (redisOutage) reporter.note('Redis answers again');
       redisOutage = false;
     } catch (e) {
-      if (!redisOutage) reporter.note(`Redis does not answer (${(e as Error).message}); still waiting`);
+      if (!redisOutage && !stop.signal.aborted)
+        reporter.note(`Redis does not answer (${(e as Error).message}); still waiting`);
       redisOutage = true;
     }
   };
