@@ -33,11 +33,16 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-function transportKind(error: unknown): 'timeout' | 'transport' {
+/**
+ * A request cut off while waiting for the answer is a `timeout` (the gateway may have billed what it
+ * was computing); a connection never made, refused or timed out before it was open, is `transport`:
+ * nothing was sent, so nothing can have been billed, and the gateway is away (errors.ts).
+ */
+export function transportKind(error: unknown): 'timeout' | 'transport' {
+  if (error instanceof undiciErrors.ConnectTimeoutError) return 'transport';
   if (
     error instanceof undiciErrors.HeadersTimeoutError ||
     error instanceof undiciErrors.BodyTimeoutError ||
-    error instanceof undiciErrors.ConnectTimeoutError ||
     (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError'))
   ) {
     return 'timeout';
@@ -158,7 +163,8 @@ export class UndiciGateway implements Gateway {
   #timeoutMs(): number {
     const settingMs = this.#config.timeoutMs;
     const afterTimeoutsMs = settingMs * 2 ** Math.min(this.#timeoutsInRow, 2);
-    return Math.max(afterTimeoutsMs, Math.min(4 * settingMs, 2 * this.#answerMs));
+    // Whole milliseconds: AbortSignal.timeout throws a RangeError on a fraction.
+    return Math.ceil(Math.max(afterTimeoutsMs, Math.min(4 * settingMs, 2 * this.#answerMs)));
   }
 
   /**

@@ -7,7 +7,8 @@ import {
   indicatorResultSchema,
 } from '../../src/gateway/schemas.js';
 import { classifyAttempt, clockBound, parseRetryAfterMs } from '../../src/gateway/classify.js';
-import { attemptError } from '../../src/gateway/client.js';
+import { errors as undiciErrors } from 'undici';
+import { attemptError, transportKind } from '../../src/gateway/client.js';
 import type { AttemptRecord } from '../../src/gateway/attempt.js';
 import { retryPolicyOf } from '../../src/errors.js';
 
@@ -372,5 +373,43 @@ describe('clockBound: a refusal the gateway clock alone may explain', () => {
     expect(old.retryable).toBe(false);
     const notFound = attemptError({ ...record(quake('2027-01-01T05:59:00Z')), httpStatus: 404 }, null);
     expect(notFound.retryable).toBe(false);
+  });
+});
+
+describe('transportKind', () => {
+  it('reads a connection never opened as transport (nothing sent), a wait for the answer cut off as timeout', () => {
+    expect(transportKind(new undiciErrors.ConnectTimeoutError())).toBe('transport');
+    expect(transportKind(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toBe('transport');
+    expect(transportKind(new undiciErrors.HeadersTimeoutError())).toBe('timeout');
+    expect(transportKind(new undiciErrors.BodyTimeoutError())).toBe('timeout');
+    expect(transportKind(new DOMException('signal timed out', 'TimeoutError'))).toBe('timeout');
+  });
+
+  it('makes a connection never opened the gateway away, to be ridden out; a timeout is not', () => {
+    const at = new Date('2025-05-06T00:00:00Z');
+    const failed = (kind: 'timeout' | 'transport') =>
+      attemptError(
+        {
+          operation: 'earthquake',
+          request: { start_time: '2025-05-01T00:00:00Z' },
+          httpStatus: null,
+          code: null,
+          message: null,
+          outcome: null,
+          billed: false,
+          units: null,
+          executionId: null,
+          invocationId: null,
+          errorKind: kind,
+          errorDetail: 'no answer',
+          retryAfterMs: null,
+          startedAt: at,
+          finishedAt: at,
+          durationMs: 10_000,
+        },
+        null,
+      );
+    expect(failed(transportKind(new undiciErrors.ConnectTimeoutError())).gatewayAway).toBe(true);
+    expect(failed(transportKind(new undiciErrors.HeadersTimeoutError())).gatewayAway).toBe(false);
   });
 });
