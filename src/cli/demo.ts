@@ -19,48 +19,52 @@ async function demo(): Promise<number> {
   const key = randomBytes(16).toString('hex');
   const { bundledDataPaths, startEmulator } = await loadEmulator();
   const emulator = await startEmulator({ key, ...bundledDataPaths(), order: 'newest', retryAfterSeconds: 1 });
-  // A few faults show retries and the audit of failed calls; every one is recovered from.
-  emulator.injectFaults('server_error', 1);
-  emulator.injectFaults('rate_limited', 1);
-  const env = loadEnv(demoEnv(process.env, { url: emulator.url, key }));
-  out(`gateway emulator on ${emulator.url}, serving the bundled USGS and World Bank files`);
-  const { created } = await runMigrations(env.databaseUrl);
-  out(created ? 'database created and migrated' : 'database migrated');
-  const session = await openSession(env, { needGateway: true });
+  // Closed whatever fails after it started: a migration refused must not leave the process running.
   try {
-    const noFilters = { minMagnitude: null, circle: null };
-    const summaries = [
-      await enqueueEarthquakeBackfill(session.db.db, session.queues.earthquake, {
-        filters: noFilters,
-        fromMs: Date.parse('2023-03-31T00:00:00Z'),
-        toMs: Date.parse('2023-04-08T00:00:00Z'),
-        refresh: false,
-      }),
-      await enqueueEarthquakeBackfill(session.db.db, session.queues.earthquake, {
-        filters: noFilters,
-        fromMs: Date.parse('2025-05-01T00:00:00Z'),
-        toMs: Date.parse('2025-09-30T00:00:00Z'),
-        refresh: false,
-      }),
-      ...(await enqueueIndicatorBackfill(session.db.db, session.queues.indicator, {
-        indicators: ['NY.GDP.MKTP.CD', 'SP.POP.TOTL', 'SP.DYN.IMRT.IN'],
-        countries: ['USA', 'CHN', 'WLD', 'DEU', 'IND'],
-        fromYear: 1960,
-        toYear: currentYearEverywhere(Date.now()),
-        refresh: false,
-      })),
-    ];
-    const planned = summaries.reduce((n, s) => n + s.planned, 0);
-    out(`planned ${planned} partitions (${summaries.length} streams); already-ingested ones are skipped`);
-    const code = await awaitBackfill(
-      session,
-      summaries.map((s) => ({ streamKey: s.streamKey, partitionKeys: s.partitionKeys })),
-      true,
-    );
-    await printSummary(session.db.db, startedAt);
-    return code;
+    // A few faults show retries and the audit of failed calls; every one is recovered from.
+    emulator.injectFaults('server_error', 1);
+    emulator.injectFaults('rate_limited', 1);
+    const env = loadEnv(demoEnv(process.env, { url: emulator.url, key }));
+    out(`gateway emulator on ${emulator.url}, serving the bundled USGS and World Bank files`);
+    const { created } = await runMigrations(env.databaseUrl);
+    out(created ? 'database created and migrated' : 'database migrated');
+    const session = await openSession(env, { needGateway: true });
+    try {
+      const noFilters = { minMagnitude: null, circle: null };
+      const summaries = [
+        await enqueueEarthquakeBackfill(session.db.db, session.queues.earthquake, {
+          filters: noFilters,
+          fromMs: Date.parse('2023-03-31T00:00:00Z'),
+          toMs: Date.parse('2023-04-08T00:00:00Z'),
+          refresh: false,
+        }),
+        await enqueueEarthquakeBackfill(session.db.db, session.queues.earthquake, {
+          filters: noFilters,
+          fromMs: Date.parse('2025-05-01T00:00:00Z'),
+          toMs: Date.parse('2025-09-30T00:00:00Z'),
+          refresh: false,
+        }),
+        ...(await enqueueIndicatorBackfill(session.db.db, session.queues.indicator, {
+          indicators: ['NY.GDP.MKTP.CD', 'SP.POP.TOTL', 'SP.DYN.IMRT.IN'],
+          countries: ['USA', 'CHN', 'WLD', 'DEU', 'IND'],
+          fromYear: 1960,
+          toYear: currentYearEverywhere(Date.now()),
+          refresh: false,
+        })),
+      ];
+      const planned = summaries.reduce((n, s) => n + s.planned, 0);
+      out(`planned ${planned} partitions (${summaries.length} streams); already-ingested ones are skipped`);
+      const code = await awaitBackfill(
+        session,
+        summaries.map((s) => ({ streamKey: s.streamKey, partitionKeys: s.partitionKeys })),
+        true,
+      );
+      await printSummary(session.db.db, startedAt);
+      return code;
+    } finally {
+      await session.close();
+    }
   } finally {
-    await session.close();
     await emulator.close();
   }
 }
