@@ -12,6 +12,29 @@ import { attemptError, transportKind } from '../../src/gateway/client.js';
 import type { AttemptRecord } from '../../src/gateway/attempt.js';
 import { retryPolicyOf } from '../../src/errors.js';
 
+/** A failed earthquake attempt with no answer, at `atMs`, changed by `over`. */
+function failedRecord(over: Partial<AttemptRecord>, atMs: number): AttemptRecord {
+  return {
+    operation: 'earthquake',
+    request: { start_time: '2025-05-01T00:00:00Z' },
+    httpStatus: null,
+    code: null,
+    message: null,
+    outcome: null,
+    billed: false,
+    units: null,
+    executionId: null,
+    invocationId: null,
+    errorKind: 'transport',
+    errorDetail: 'no answer',
+    retryAfterMs: null,
+    startedAt: new Date(atMs),
+    finishedAt: new Date(atMs),
+    durationMs: 5,
+    ...over,
+  };
+}
+
 const event = {
   id: 'us7000abcd',
   time: '2025-05-06T09:24:12.123Z',
@@ -348,24 +371,12 @@ describe('clockBound: a refusal the gateway clock alone may explain', () => {
   });
 
   it('makes a parameter error retryable, and says why; any other parameter error stays final', () => {
-    const record = (request: Record<string, unknown>): AttemptRecord => ({
-      operation: 'earthquake',
-      request,
-      httpStatus: 400,
-      code: 400,
-      message: 'start_time must not be in the future',
-      outcome: null,
-      billed: false,
-      units: null,
-      executionId: null,
-      invocationId: null,
-      errorKind: 'parameters',
-      errorDetail: 'start_time must not be in the future',
-      retryAfterMs: null,
-      startedAt: new Date(now),
-      finishedAt: new Date(now),
-      durationMs: 5,
-    });
+    const refusal = 'start_time must not be in the future';
+    const record = (request: Record<string, unknown>): AttemptRecord =>
+      failedRecord(
+        { request, httpStatus: 400, code: 400, message: refusal, errorKind: 'parameters', errorDetail: refusal },
+        now,
+      );
     const late = attemptError(record(quake('2027-01-01T05:59:00Z')), null);
     expect(late.retryable).toBe(true);
     expect(late.message).toMatch(/clock may be behind ours/);
@@ -386,29 +397,8 @@ describe('transportKind', () => {
   });
 
   it('makes a connection never opened the gateway away, to be ridden out; a timeout is not', () => {
-    const at = new Date('2025-05-06T00:00:00Z');
     const failed = (kind: 'timeout' | 'transport') =>
-      attemptError(
-        {
-          operation: 'earthquake',
-          request: { start_time: '2025-05-01T00:00:00Z' },
-          httpStatus: null,
-          code: null,
-          message: null,
-          outcome: null,
-          billed: false,
-          units: null,
-          executionId: null,
-          invocationId: null,
-          errorKind: kind,
-          errorDetail: 'no answer',
-          retryAfterMs: null,
-          startedAt: at,
-          finishedAt: at,
-          durationMs: 10_000,
-        },
-        null,
-      );
+      attemptError(failedRecord({ errorKind: kind }, Date.parse('2025-05-06T00:00:00Z')), null);
     expect(failed(transportKind(new undiciErrors.ConnectTimeoutError())).gatewayAway).toBe(true);
     expect(failed(transportKind(new undiciErrors.HeadersTimeoutError())).gatewayAway).toBe(false);
   });
