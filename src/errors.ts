@@ -60,6 +60,8 @@ export class GatewayError extends Error {
       failingForMs?: number;
       /** A refusal the gateway's clock alone may explain (gateway/classify.ts `clockBound`): asked again later. */
       clockBound?: boolean;
+      /** A timeout after which a request every gateway refuses got no answer either: nothing is answering. */
+      gatewaySilent?: boolean;
     } = {},
   ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
@@ -77,12 +79,14 @@ export class GatewayError extends Error {
   /**
    * The gateway away: no connection or none answered (refused, reset before a byte came), a 5xx, its
    * data source failing, a result it calls unknown, or a 429 that says not when to come back. Nothing
-   * says the request is wrong, none of these is billed, and waiting is what fixes them. Not a timeout
-   * nor an answer cut midway: the gateway may have billed the answer that did not arrive.
+   * says the request is wrong, none of these is billed, and waiting is what fixes them. Not an answer
+   * cut midway, nor a timeout while the gateway answers other requests: the gateway may have billed
+   * the answer that did not arrive. A timeout is, once a liveness probe got no answer either.
    */
   get gatewayAway(): boolean {
     const unanswered = this.kind === 'transport' && (this.details.httpStatus ?? null) === null;
-    return unanswered || GATEWAY_AWAY_KINDS.has(this.kind);
+    const silent = this.kind === 'timeout' && this.details.gatewaySilent === true;
+    return unanswered || silent || GATEWAY_AWAY_KINDS.has(this.kind);
   }
 }
 

@@ -241,6 +241,16 @@ export function completion(tx: Updater, attemptId: number | SQL, facts: Bound<Au
   return tx.update(e).set(facts).where(eq(e.id, attemptId));
 }
 
+/** An attempt that moves no partition (a liveness probe): its audit row alone is completed. */
+export async function completeAttempt(
+  db: Db,
+  attemptId: number,
+  r: AttemptRecord,
+  billed: (r: AttemptRecord) => boolean | null = billedOf,
+): Promise<void> {
+  await completion(db, attemptId, { ...auditCompletion(r, null), billed: billed(r) });
+}
+
 /** Cut off before its answer came (shutdown deadline): ended, but whether it was billed is unknown. */
 export async function markAttemptUnknown(db: Db, attemptId: number, detail: string): Promise<void> {
   await db

@@ -1,5 +1,5 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
-import type * as z from 'zod';
+import * as z from 'zod';
 import type { Attempt, AttemptRecord } from './attempt.js';
 import { readAnswer, type EmptyMatch } from './answer.js';
 import { refusedByClock } from './classify.js';
@@ -15,7 +15,7 @@ import {
   type IndicatorRequest,
   type IndicatorResult,
 } from './schemas.js';
-import { isBilled, OPERATIONS, type Operation } from '../domain/spec.js';
+import { isBilled, LIMITS, OPERATIONS, type Operation } from '../domain/spec.js';
 import { GatewayError } from '../errors.js';
 
 export interface GatewayConfig {
@@ -30,8 +30,34 @@ export interface Gateway {
   readonly baseUrl: string;
   queryEarthquakes(req: EarthquakeRequest, signal?: AbortSignal): Promise<Attempt<EarthquakeResult>>;
   queryIndicator(req: IndicatorRequest, signal?: AbortSignal): Promise<Attempt<IndicatorResult>>;
+  /**
+   * Sends `LIVENESS_REQUESTS[operation]`, which the spec has every gateway refuse, within
+   * GATEWAY_TIMEOUT_MS: any HTTP answer says the gateway is there. Leaves the deadlines of queries alone.
+   */
+  probeLiveness(operation: Operation, signal?: AbortSignal): Promise<Attempt<unknown>>;
   close(): Promise<void>;
 }
+
+/**
+ * Requests the spec says fail on parameters, so never billed (part 1.7): an earthquake window ending
+ * where it starts ("end_time must be after start_time"), indicator years before 1960. Whether such a
+ * request gets an answer tells a gateway that is not answering at all from one too slow for a query.
+ */
+export const LIVENESS_REQUESTS: Readonly<Record<Operation, Readonly<Record<string, unknown>>>> = {
+  earthquake: {
+    provider: OPERATIONS.earthquake.provider,
+    start_time: '2000-01-01T00:00:00Z',
+    end_time: '2000-01-01T00:00:00Z',
+    max_results: 1,
+  },
+  indicator: {
+    provider: OPERATIONS.indicator.provider,
+    country: 'WLD',
+    indicator: 'SP.POP.TOTL',
+    start_year: LIMITS.firstYear - 1,
+    end_year: LIMITS.firstYear - 1,
+  },
+};
 
 /**
  * A request cut off while waiting for the answer is a `timeout` (the gateway may have billed what it
@@ -102,6 +128,11 @@ export class UndiciGateway implements Gateway {
 
   queryIndicator(req: IndicatorRequest, signal?: AbortSignal): Promise<Attempt<IndicatorResult>> {
     return this.#call('indicator', this.#indicatorRequest, indicatorResultSchema, req, signal);
+  }
+
+  probeLiveness(operation: Operation, signal?: AbortSignal): Promise<Attempt<unknown>> {
+    // Not counted in the deadlines (#count): a refusal's speed says nothing of how long a query takes.
+    return this.#send(operation, LIVENESS_REQUESTS[operation], z.unknown(), this.#config.timeoutMs, signal, null);
   }
 
   close(): Promise<void> {

@@ -12,6 +12,7 @@ import {
   abandonAttempt,
   beginAttempt,
   billedOf,
+  completeAttempt,
   discardAttempt,
   markAttemptRefused,
   markAttemptUnknown,
@@ -32,7 +33,7 @@ import {
 } from '../errors.js';
 import type { Attempt, AttemptRecord } from '../gateway/attempt.js';
 import type { EarthquakeRequest, EarthquakeResult } from '../gateway/schemas.js';
-import { attemptError } from '../gateway/client.js';
+import { attemptError, LIVENESS_REQUESTS } from '../gateway/client.js';
 import { traceGatewayCall } from '../telemetry/tracing.js';
 import { durable } from './durable.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
@@ -65,6 +66,8 @@ export async function makeCall<R>(
   request: object,
   send: () => Promise<Attempt<R>>,
   ctx: JobContext,
+  /** Whether the gateway billed an attempt, as far as is known (null: unknown, its budget unit kept). */
+  billed: (r: AttemptRecord) => boolean | null = billedOf,
 ): Promise<Call<R>> {
   const backfillId = call.backfillId ?? null;
   const nowMs = Date.now();
@@ -117,7 +120,7 @@ export async function makeCall<R>(
     throw new ShutdownError('cut off at the shutdown deadline');
   }
   // Known unbilled (an error answer, an outcome other than succeeded): the unit goes back.
-  if (billedOf(attempt.record) === false) await durable(() => releaseBudget(deps.db, scopes), ctx, deps.log);
+  if (billed(attempt.record) === false) await durable(() => releaseBudget(deps.db, scopes), ctx, deps.log);
   return { attemptId, attempt };
 }
 
@@ -140,7 +143,55 @@ export async function failedAttempt(
   const { failuresInRow } = streak;
   deps.log.warn({ ...logFields, outcome, errorKind, httpStatus, durationMs, failuresInRow }, 'gateway call failed');
   const error = attemptError(record, cause);
-  return new GatewayError(error.kind, error.message, { ...error.details, ...streak });
+  const silent = probesAfter(record, failuresInRow, ctx) && (await gatewaySilent(deps, call, record.operation, ctx));
+  const message = silent ? `${error.message}; ${SILENT}` : error.message;
+  return new GatewayError(error.kind, message, { ...error.details, ...streak, gatewaySilent: silent });
+}
+
+const SILENT = 'a request every gateway refuses got no answer either: the gateway is not answering';
+
+/**
+ * A liveness probe is billed only if the gateway says it succeeded: what it asks must be refused, and
+ * a refusal is never billed, so one that got no answer was not billed either, and keeps no budget unit.
+ */
+const probeBilled = (r: AttemptRecord): boolean => r.billed;
+
+/** `call_purpose` of a liveness probe's audit row. */
+export const LIVENESS_PURPOSE = 'liveness';
+
+/**
+ * Pure: whether a failure is followed by a liveness probe: a timeout with no HTTP answer, once the
+ * partition's failures in a row reach the last its retries allow. Earlier ones are retried anyway.
+ */
+export function probesAfter(record: AttemptRecord, failuresInRow: number, ctx: JobContext): boolean {
+  if (record.errorKind !== 'timeout' || record.httpStatus !== null) return false;
+  return ctx.probeTimeoutsFrom !== undefined && failuresInRow >= ctx.probeTimeoutsFrom;
+}
+
+/**
+ * Asks the gateway what it must refuse (LIVENESS_REQUESTS: never billed), audited like any call but
+ * moving no partition. True when no HTTP answer came within GATEWAY_TIMEOUT_MS: the gateway is not
+ * answering at all, so a query's timeout says nothing against its window and is waited out.
+ */
+async function gatewaySilent(deps: ProcessorDeps, call: CallContext, operation: Operation, ctx: JobContext) {
+  const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
+  try {
+    const probe = { ...call, purpose: LIVENESS_PURPOSE };
+    const request = LIVENESS_REQUESTS[operation];
+    const send = () => deps.gateway.probeLiveness(operation, ctx.signal);
+    const { attemptId, attempt } = await makeCall(deps, probe, operation, request, send, ctx, probeBilled);
+    await durable(() => completeAttempt(deps.db, attemptId, attempt.record, probeBilled), ctx, deps.log);
+    deps.observer?.onCall(attempt.record, 0);
+    const { httpStatus, errorKind, durationMs } = attempt.record;
+    const silent = httpStatus === null;
+    deps.log.warn(
+      { streamKey: call.streamKey, partitionKey: call.partitionKey, httpStatus, errorKind, durationMs },
+      silent ? 'liveness probe got no answer: the gateway is not answering, waited out' : 'liveness probe answered',
+    );
+    return silent;
+  } finally {
+    release();
+  }
 }
 
 /** The audit context of a call a window's job makes, for `purpose`. */

@@ -28,6 +28,12 @@ export interface JobContext {
   signal?: AbortSignal;
   /** True once shutdown began: no new gateway call may start. */
   stopping?: () => boolean;
+  /**
+   * From this many failed attempts of the partition in a row on (the last JOB_ATTEMPTS allows), a
+   * timeout is followed by a liveness probe, so that a silent gateway is waited out like one that
+   * refuses connections. Absent (no outage grace, a plan's sample): never probed.
+   */
+  probeTimeoutsFrom?: number;
   /** The process's gateway call slots, and how many calls one window may have in flight at once. */
   lanes?: { slots: CallSlots; max: number };
 }

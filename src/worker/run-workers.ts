@@ -286,6 +286,7 @@ function wrap<T extends { streamKey: string; partitionKey: string }>(
       // No new call once shutdown began, or once another run took the partition over.
       stopping: () => s.stopping() || (held?.lost() ?? false),
       lanes: { slots: s.slots, max: s.settings.windowLanes ?? 1 },
+      ...((s.settings.gatewayOutageGraceMs ?? 0) > 0 && { probeTimeoutsFrom: s.settings.failuresAllowed }),
     };
     try {
       held = await claim(s.deps.db, parsed.data, s.deps.log);

@@ -35,6 +35,7 @@ function crashingAfter(inner: Gateway, after: number): Gateway & { calls: number
       return inner.queryEarthquakes(req, signal);
     },
     queryIndicator: inner.queryIndicator.bind(inner),
+    probeLiveness: inner.probeLiveness.bind(inner),
     close: () => inner.close(),
   };
   return g;

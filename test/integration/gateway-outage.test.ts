@@ -5,7 +5,7 @@ import { gatewayExecutions, ingestPartitions } from '../../src/db/schema.js';
 import { NO_FILTERS } from '../../src/domain/filters.js';
 import { enqueueEarthquakeBackfill } from '../../src/ingest/enqueue-backfill.js';
 import { asStored, storedEvents } from '../support/events.js';
-import { HANG_UP, startGatewayProxy, type Rewritten } from '../support/gateway-proxy.js';
+import { HANG_UP, SILENT, startGatewayProxy, type Rewritten } from '../support/gateway-proxy.js';
 import { createTestDatabase } from '../support/isolation.js';
 import { startPipeline } from '../support/pipeline.js';
 import { catalogOf, MAY_MONTH, TWO_DAYS } from '../support/proxied-backfill.js';
@@ -28,14 +28,27 @@ const cut: Rewritten = { status: 200, body: '{"code":0,', cutAfterBytes: 0 };
 const busy: Rewritten = { status: 429, body: '{"code":429,"message":"too many requests"}' };
 const broken: Rewritten = { status: 200, body: '{"code":0,"data":{}}' };
 
-async function readTwoDays(graceMs: number, away: (n: number) => Rewritten) {
+/** The body of a liveness probe: a window ending where it starts, which every gateway must refuse. */
+const isLivenessProbe = (request: string) => {
+  const body = JSON.parse(request) as { start_time?: string; end_time?: string };
+  return body.start_time === body.end_time;
+};
+
+async function readTwoDays(
+  graceMs: number,
+  away: (n: number, request: string) => Rewritten | null,
+  gatewayTimeoutMs?: number,
+) {
   const db = await createTestDatabase();
   const emulator = await startEmulator({ key: KEY, earthquakeFiles: [MAY_MONTH], indicatorFiles: [], seed: 3 });
   let asked = 0;
-  const proxy = await startGatewayProxy(emulator.url, undefined, () => (++asked <= AWAY_CALLS ? away(asked) : null));
+  const proxy = await startGatewayProxy(emulator.url, undefined, (request) =>
+    ++asked <= AWAY_CALLS ? away(asked, request) : null,
+  );
   const pipeline = startPipeline(db, { ...emulator, url: proxy.url }, KEY, {
     attempts: ATTEMPTS,
     gatewayOutageGraceMs: graceMs,
+    ...(gatewayTimeoutMs !== undefined && { gatewayTimeoutMs }),
   });
   try {
     const summary = await enqueueEarthquakeBackfill(db.db, pipeline.queues.earthquake, {
@@ -70,6 +83,32 @@ describe('a gateway away for more calls than a window may fail in a row', () => 
     expect(failures.some((a) => a.billed === true)).toBe(false);
     expect(r.audit.filter((a) => a.billed).length).toBe(r.billed.filter((c) => c.billed).length);
     expect([r.partition.consecutiveFailures, r.partition.failingSince]).toEqual([0, null]);
+  });
+
+  it('is waited out when it goes silent too: a liveness probe unanswered tells it from a slow query', async () => {
+    // Twelve requests in a row taken and never answered, liveness probes included, then answers again.
+    const r = await readTwoDays(60_000, () => SILENT, 250);
+    expect(r.progress).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
+    expect(r.events).toEqual(asStored(await catalogOf()));
+    const failures = r.audit.filter((a) => a.errorKind !== null);
+    const probes = failures.filter((a) => a.callPurpose === 'liveness');
+    // A probe after each timeout from the JOB_ATTEMPTS-th on: queries 3 to 7 time out, each followed by one.
+    expect(probes.length).toBe(AWAY_CALLS - 7);
+    expect(failures.map((a) => a.errorKind)).toEqual(Array<string>(AWAY_CALLS).fill('timeout'));
+    // An unanswered probe asked what every gateway refuses: not billed, where a query's timeout may be.
+    expect(probes.map((a) => a.billed)).toEqual(Array<boolean>(probes.length).fill(false));
+    expect(r.audit.filter((a) => a.billed).length).toBe(r.billed.filter((c) => c.billed).length);
+  });
+
+  it('fails a window whose queries time out while the gateway answers its liveness probe', async () => {
+    const r = await readTwoDays(60_000, (_, request) => (isLivenessProbe(request) ? null : SILENT), 250);
+    expect(r.progress).toEqual({ total: 1, done: 0, partial: 0, failed: 1 });
+    expect(r.partition.lastError).toMatch(new RegExp(`^${ATTEMPTS} failed attempts in a row without an answer`));
+    expect(r.audit.map((a) => [a.callPurpose, a.errorKind])).toEqual([
+      ...Array<[string, string]>(ATTEMPTS).fill(['walk', 'timeout']),
+      ['liveness', 'parameters'],
+    ]);
+    expect(r.audit.at(-1)?.billed).toBe(false);
   });
 
   it('fails the window at its JOB_ATTEMPTS-th failure in a row where no grace is given', async () => {

@@ -11,15 +11,19 @@ export interface GatewayProxy {
 /**
  * An answer as the proxy sends it on: its body, or also its HTTP status, headers of its own (a
  * content coding), and a byte count after which the connection is cut mid-body; or no answer at all,
- * the connection closed before a byte of it (`HANG_UP`).
+ * the connection closed before a byte of it (`HANG_UP`), or held open without a byte (`SILENT`).
  */
 export type Rewritten =
   | string
   | { hangUp: true }
+  | { silent: true }
   | { status: number; body: string | Buffer; headers?: Record<string, string>; cutAfterBytes?: number };
 
 /** No answer: the connection closed before a byte of one. */
 export const HANG_UP: Rewritten = { hangUp: true };
+
+/** No answer and no close: the request taken, then nothing (a gateway hung, a dropped route). */
+export const SILENT: Rewritten = { silent: true };
 
 /**
  * Forwards every request to `target`, noting when each one arrives; `rewrite` may change each
@@ -58,6 +62,7 @@ export async function startGatewayProxy(
       answer
         .then(({ out, status, contentType }) => {
           if (typeof out === 'object' && 'hangUp' in out) return void res.socket?.destroy();
+          if (typeof out === 'object' && 'silent' in out) return;
           const o = typeof out === 'string' ? { status, body: out } : out;
           const body = typeof o.body === 'string' ? Buffer.from(o.body) : o.body;
           res.writeHead(o.status, { 'content-type': contentType, 'content-length': body.length, ...o.headers });

@@ -27,6 +27,8 @@ export function startPipeline(
     /** GATEWAY_OUTAGE_GRACE_MS (0 by default: a partition fails at its `attempts`-th failure in a row). */
     gatewayOutageGraceMs?: number;
     knowledgeTtlMs?: number;
+    /** GATEWAY_TIMEOUT_MS (10 s by default). */
+    gatewayTimeoutMs?: number;
     concurrency?: number;
     windowLanes?: number;
     billedCallsPerDay?: number | null;
@@ -41,7 +43,12 @@ export function startPipeline(
   const prefix = options.prefix ?? uniquePrefix();
   const settings = { connection, prefix };
   const queues = { earthquake: openQueue('earthquake', settings), indicator: openQueue('indicator', settings) };
-  const gateway = new UndiciGateway({ baseUrl: emulator.url, key, authHeader: 'authorization', timeoutMs: 10_000 });
+  const gateway = new UndiciGateway({
+    baseUrl: emulator.url,
+    key,
+    authHeader: 'authorization',
+    timeoutMs: options.gatewayTimeoutMs ?? 10_000,
+  });
   const workers = startWorkers(
     {
       connection,

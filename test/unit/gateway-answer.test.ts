@@ -8,9 +8,11 @@ import {
 } from '../../src/gateway/schemas.js';
 import { classifyAttempt, clockBound, parseRetryAfterMs } from '../../src/gateway/classify.js';
 import { errors as undiciErrors } from 'undici';
-import { attemptError, transportKind } from '../../src/gateway/client.js';
+import { attemptError, LIVENESS_REQUESTS, transportKind } from '../../src/gateway/client.js';
+import { earthquakeRequestSchema, indicatorRequestSchema } from '../../src/gateway/schemas.js';
+import { probesAfter } from '../../src/worker/call.js';
 import type { AttemptRecord } from '../../src/gateway/attempt.js';
-import { retryPolicyOf } from '../../src/errors.js';
+import { GatewayError, retryPolicyOf } from '../../src/errors.js';
 
 /** A failed earthquake attempt with no answer, at `atMs`, changed by `over`. */
 function failedRecord(over: Partial<AttemptRecord>, atMs: number): AttemptRecord {
@@ -401,5 +403,29 @@ describe('transportKind', () => {
       attemptError(failedRecord({ errorKind: kind }, Date.parse('2025-05-06T00:00:00Z')), null);
     expect(failed(transportKind(new undiciErrors.ConnectTimeoutError())).gatewayAway).toBe(true);
     expect(failed(transportKind(new undiciErrors.HeadersTimeoutError())).gatewayAway).toBe(false);
+  });
+});
+
+describe('a liveness probe', () => {
+  it('asks what the spec has every gateway refuse: a request of each operation that breaks it', () => {
+    const now = () => new Date('2026-11-29T00:00:00Z');
+    expect(earthquakeRequestSchema(now).safeParse(LIVENESS_REQUESTS.earthquake).success).toBe(false);
+    expect(indicatorRequestSchema(now).safeParse(LIVENESS_REQUESTS.indicator).success).toBe(false);
+  });
+
+  it('follows a timeout without an answer once the failures in a row reach the last allowed', () => {
+    const at = Date.parse('2025-05-06T00:00:00Z');
+    const timeout = failedRecord({ errorKind: 'timeout' }, at);
+    const ctx = { jobId: null, attempt: 1, probeTimeoutsFrom: 3 };
+    expect([2, 3, 4].map((n) => probesAfter(timeout, n, ctx))).toEqual([false, true, true]);
+    expect(probesAfter({ ...timeout, httpStatus: 504 }, 3, ctx)).toBe(false);
+    expect(probesAfter(failedRecord({ errorKind: 'server' }, at), 3, ctx)).toBe(false);
+    expect(probesAfter(timeout, 3, { jobId: null, attempt: 1 })).toBe(false);
+  });
+
+  it('makes a timeout the gateway away only when the probe got no answer either', () => {
+    expect(new GatewayError('timeout', 'x', { gatewaySilent: true }).gatewayAway).toBe(true);
+    expect(new GatewayError('timeout', 'x', { gatewaySilent: false }).gatewayAway).toBe(false);
+    expect(new GatewayError('invalid_response', 'x', { gatewaySilent: true }).gatewayAway).toBe(false);
   });
 });
