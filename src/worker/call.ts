@@ -143,12 +143,21 @@ export async function failedAttempt(
   const { failuresInRow } = streak;
   deps.log.warn({ ...logFields, outcome, errorKind, httpStatus, durationMs, failuresInRow }, 'gateway call failed');
   const error = attemptError(record, cause);
-  const silent = probesAfter(record, failuresInRow, ctx) && (await gatewaySilent(deps, call, record.operation, ctx));
-  const message = silent ? `${error.message}; ${SILENT}` : error.message;
+  const probe = probesAfter(record, failuresInRow, ctx) ? await probeLiveness(deps, call, record.operation, ctx) : null;
+  const silent = probe !== null && probe.httpStatus === null;
+  const message = probe === null ? error.message : `${error.message}; ${livenessText(probe)}`;
   return new GatewayError(error.kind, message, { ...error.details, ...streak, gatewaySilent: silent });
 }
 
-const SILENT = 'a request every gateway refuses got no answer either: the gateway is not answering';
+/** What a liveness probe says of a timeout, for the partition's last error. */
+function livenessText(probe: AttemptRecord): string {
+  if (probe.httpStatus === null)
+    return 'a request every gateway refuses got no answer either: the gateway is not answering';
+  return (
+    `the gateway answered a liveness probe (HTTP ${probe.httpStatus} in ${probe.durationMs} ms), so it is there and ` +
+    'this query takes longer than it is waited for: raise GATEWAY_TIMEOUT_MS if the gateway is known to be this slow'
+  );
+}
 
 /**
  * A liveness probe is billed only if the gateway says it succeeded: what it asks must be refused, and
@@ -170,10 +179,15 @@ export function probesAfter(record: AttemptRecord, failuresInRow: number, ctx: J
 
 /**
  * Asks the gateway what it must refuse (LIVENESS_REQUESTS: never billed), audited like any call but
- * moving no partition. True when no HTTP answer came within GATEWAY_TIMEOUT_MS: the gateway is not
- * answering at all, so a query's timeout says nothing against its window and is waited out.
+ * moving no partition. No HTTP answer within GATEWAY_TIMEOUT_MS: the gateway is not answering at all,
+ * so a query's timeout says nothing against its window and is waited out.
  */
-async function gatewaySilent(deps: ProcessorDeps, call: CallContext, operation: Operation, ctx: JobContext) {
+async function probeLiveness(
+  deps: ProcessorDeps,
+  call: CallContext,
+  operation: Operation,
+  ctx: JobContext,
+): Promise<AttemptRecord> {
   const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
   try {
     const probe = { ...call, purpose: LIVENESS_PURPOSE };
@@ -188,7 +202,7 @@ async function gatewaySilent(deps: ProcessorDeps, call: CallContext, operation: 
       { streamKey: call.streamKey, partitionKey: call.partitionKey, httpStatus, errorKind, durationMs },
       silent ? 'liveness probe got no answer: the gateway is not answering, waited out' : 'liveness probe answered',
     );
-    return silent;
+    return attempt.record;
   } finally {
     release();
   }

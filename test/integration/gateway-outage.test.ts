@@ -104,6 +104,7 @@ describe('a gateway away for more calls than a window may fail in a row', () => 
     const r = await readTwoDays(60_000, (_, request) => (isLivenessProbe(request) ? null : SILENT), 250);
     expect(r.progress).toEqual({ total: 1, done: 0, partial: 0, failed: 1 });
     expect(r.partition.lastError).toMatch(new RegExp(`^${ATTEMPTS} failed attempts in a row without an answer`));
+    expect(r.partition.lastError).toMatch(/answered a liveness probe \(HTTP 400 .*raise GATEWAY_TIMEOUT_MS/);
     expect(r.audit.map((a) => [a.callPurpose, a.errorKind])).toEqual([
       ...Array<[string, string]>(ATTEMPTS).fill(['walk', 'timeout']),
       ['liveness', 'parameters'],
