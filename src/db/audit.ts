@@ -184,8 +184,12 @@ export async function abandonAttempt(
     )})`);
 }
 
-/** No answer at all (no HTTP response) may still have been billed: such an attempt is billed unknown. */
+/**
+ * No answer at all (no HTTP response) may still have been billed: such an attempt is billed unknown,
+ * unless its request never left (no connection was made): nothing reached the gateway to bill.
+ */
 export function billedOf(r: AttemptRecord): boolean | null {
+  if (r.unsent === true) return false;
   const answerLost = r.errorKind === 'timeout' || r.errorKind === 'transport';
   // An answer that stopped before its outcome says nothing of billing, whether or not headers came.
   return r.httpStatus === null || (answerLost && r.outcome === null) ? null : r.billed;

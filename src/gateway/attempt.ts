@@ -16,6 +16,8 @@ export interface AttemptRecord {
   errorKind: ErrorKind | null;
   errorDetail: string | null;
   retryAfterMs: number | null;
+  /** The request never left: no connection was made to send it on (refused, not resolved, not opened in time). */
+  unsent?: boolean;
   startedAt: Date;
   finishedAt: Date;
   durationMs: number;

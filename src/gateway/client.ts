@@ -76,6 +76,25 @@ export function transportKind(error: unknown): 'timeout' | 'transport' {
   return 'transport';
 }
 
+/** Failures to make a connection at all: the request was never written, so nothing can have been billed. */
+const UNSENT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** Whether a request failed before a connection carried it (not: a connection reset or closed after it was sent). */
+export function neverSent(error: unknown): boolean {
+  if (error instanceof undiciErrors.ConnectTimeoutError) return true;
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && UNSENT_CODES.has(code);
+}
+
 function errorText(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   const code = (error as { code?: unknown }).code;
@@ -293,6 +312,7 @@ export class UndiciGateway implements Gateway {
     } catch (cause) {
       const kind = signal?.aborted ? 'transport' : transportKind(cause);
       const record: AttemptRecord = {
+        ...(neverSent(cause) && { unsent: true }),
         ...base,
         httpStatus: null,
         code: null,

@@ -205,3 +205,39 @@ describe('a gateway answering with a redirect', () => {
     }
   });
 });
+
+describe('a call that gets no answer', () => {
+  const request = {
+    provider: 'quake-catalog' as const,
+    start_time: '2025-05-06T00:00:00Z',
+    end_time: '2025-05-07T00:00:00Z',
+  };
+
+  it('is not billed when no connection carried it: nothing reached the gateway', async () => {
+    // A port just closed: nothing listens there, and the connection is refused.
+    const { url, server: s } = await serving(() => undefined);
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+    const gateway = new UndiciGateway({ baseUrl: url, key: 'k3y', authHeader: 'authorization', timeoutMs: 5_000 });
+    try {
+      const got = await gateway.queryEarthquakes(request);
+      expect(got.record).toMatchObject({ httpStatus: null, errorKind: 'transport', unsent: true });
+      expect(billedOf(got.record)).toBe(false);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('is billed unknown when the connection closed after the request was sent: the gateway may have run it', async () => {
+    const { url, server: s } = await serving((res) => res.socket?.destroy());
+    const gateway = new UndiciGateway({ baseUrl: url, key: 'k3y', authHeader: 'authorization', timeoutMs: 5_000 });
+    try {
+      const got = await gateway.queryEarthquakes(request);
+      expect(got.record).toMatchObject({ httpStatus: null, errorKind: 'transport' });
+      expect(got.record.unsent).toBeUndefined();
+      expect(billedOf(got.record)).toBeNull();
+    } finally {
+      await gateway.close();
+      s.close();
+    }
+  });
+});
