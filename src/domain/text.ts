@@ -30,12 +30,42 @@ export function storableOrNull(text: string | null): string | null {
  */
 export const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
 
-/** A parsed JSON value with `storableText` applied to every string in it, keys included. */
+/**
+ * A value fresh from JSON.parse with `storableText` applied to every string in it, keys included,
+ * changed in place. Walked with a list, not by recursion: JSON.parse takes any depth, and a field the
+ * spec does not name may nest deeper than the call stack goes.
+ */
 export function storableJson(value: unknown): unknown {
   if (typeof value === 'string') return storableText(value);
-  if (Array.isArray(value)) return value.map(storableJson);
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [storableText(k), storableJson(v)]));
+  const pending: unknown[] = [value];
+  for (let at = pending.pop(); at !== undefined; at = pending.pop()) {
+    if (Array.isArray(at)) {
+      for (let i = 0; i < at.length; i++) at[i] = storableItem(at[i], pending);
+    } else if (at !== null && typeof at === 'object') {
+      storableEntries(at as Record<string, unknown>, pending);
+    }
+  }
+  return value;
+}
+
+/** A string made storable; an array or object noted for the walk. */
+function storableItem(item: unknown, pending: unknown[]): unknown {
+  if (typeof item === 'string') return storableText(item);
+  if (item !== null && typeof item === 'object') pending.push(item);
+  return item;
+}
+
+function storableEntries(o: Record<string, unknown>, pending: unknown[]): void {
+  for (const key of Object.keys(o)) {
+    const item = storableItem(o[key], pending);
+    const clean = storableText(key);
+    if (clean !== key) {
+      delete o[key];
+      Object.defineProperty(o, clean, { value: item, enumerable: true, writable: true, configurable: true });
+    } else if (item !== o[key]) {
+      Object.defineProperty(o, key, { value: item, enumerable: true, writable: true, configurable: true });
+    }
+  }
 }
 
 /**

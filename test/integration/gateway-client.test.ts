@@ -83,13 +83,14 @@ async function serving(respond: (res: ServerResponse) => void): Promise<{ url: s
   return { url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`, server: s };
 }
 
-describe('a body the client cannot take whole', () => {
-  const request = {
-    provider: 'quake-catalog' as const,
-    start_time: '2025-05-06T00:00:00Z',
-    end_time: '2025-05-07T00:00:00Z',
-  };
+/** A day's query, for the tests of how the client takes what comes back. */
+const request = {
+  provider: 'quake-catalog' as const,
+  start_time: '2025-05-06T00:00:00Z',
+  end_time: '2025-05-07T00:00:00Z',
+};
 
+describe('a body the client cannot take whole', () => {
   it('in a content coding the request did not ask for: a transport failure naming it, billing unknown', async () => {
     const { url, server: s } = await serving((res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'zstd' });
@@ -207,12 +208,6 @@ describe('a gateway answering with a redirect', () => {
 });
 
 describe('a call that gets no answer', () => {
-  const request = {
-    provider: 'quake-catalog' as const,
-    start_time: '2025-05-06T00:00:00Z',
-    end_time: '2025-05-07T00:00:00Z',
-  };
-
   it('is not billed when no connection carried it: nothing reached the gateway', async () => {
     // A port just closed: nothing listens there, and the connection is refused.
     const { url, server: s } = await serving(() => undefined);

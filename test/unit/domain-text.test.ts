@@ -67,6 +67,16 @@ describe('a body that needs it', () => {
     const parsed: unknown = JSON.parse('{"a\\u0000":["x\\ud800",1,null,true,{"b":"\\udc00"}]}');
     expect(storableJson(parsed)).toEqual({ 'a\uFFFD': ['x\uFFFD', 1, null, true, { b: '\uFFFD' }] });
   });
+
+  it('takes any depth JSON.parse takes: a field the spec does not name may nest deeper than the call stack', () => {
+    const depth = 200_000;
+    const parsed: unknown = JSON.parse(`{"x":${'['.repeat(depth)}"\\u0000"${']'.repeat(depth)},"y":"\\u0000"}`);
+    const clean = storableJson(parsed) as { x: unknown; y: string };
+    expect(clean.y).toBe('\uFFFD');
+    let inner = clean.x;
+    for (let i = 0; i < depth; i++) inner = (inner as unknown[])[0];
+    expect(inner).toBe('\uFFFD');
+  });
 });
 
 describe('groupDigits', () => {
