@@ -70,7 +70,16 @@ function callMetrics(registry: Registry): CallObserver {
     registers,
   });
   const latency = callLatency(registry);
+  const probes = new Counter({
+    name: `${PREFIX}gateway_liveness_probes_total`,
+    help: 'Liveness probes after timeouts, by operation and whether the gateway answered ("false": not answering at all)',
+    labelNames: ['operation', 'answered'],
+    registers,
+  });
   return {
+    onLivenessProbe(record: AttemptRecord) {
+      probes.inc({ operation: record.operation, answered: String(record.httpStatus !== null) });
+    },
     onCall(record: AttemptRecord, rowsWritten: number) {
       const operation = record.operation;
       const labels = { operation, error_kind: record.errorKind ?? 'none' };

@@ -195,7 +195,7 @@ async function probeLiveness(
     const send = () => deps.gateway.probeLiveness(operation, ctx.signal);
     const { attemptId, attempt } = await makeCall(deps, probe, operation, request, send, ctx, probeBilled);
     await durable(() => completeAttempt(deps.db, attemptId, attempt.record, probeBilled), ctx, deps.log);
-    deps.observer?.onCall(attempt.record, 0);
+    deps.observer?.onLivenessProbe?.(attempt.record);
     const { httpStatus, errorKind, durationMs } = attempt.record;
     const silent = httpStatus === null;
     deps.log.warn(

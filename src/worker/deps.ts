@@ -7,6 +7,8 @@ import type { CallSlots } from './slots.js';
 /** Observes calls and writes; the service wires Prometheus here, tests and the CLI may not. */
 export interface CallObserver {
   onCall(record: AttemptRecord, rowsWritten: number): void;
+  /** A liveness probe (worker/call.ts): kept apart from calls, its refusal being the expected answer. */
+  onLivenessProbe?(record: AttemptRecord): void;
 }
 
 export interface ProcessorDeps {

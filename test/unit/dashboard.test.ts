@@ -11,7 +11,8 @@ import { escapeHtml, html } from '../../src/service/dashboard/html.js';
 import { buildPageModel, buildTimeline, dayBars, type PageInputs } from '../../src/service/dashboard/model.js';
 import { declaredStreams } from '../../src/service/declared-streams.js';
 import { formatAge, renderStatusPage } from '../../src/service/dashboard/page.js';
-import { newestDataMs } from '../../src/service/metrics.js';
+import { createServiceMetrics, newestDataMs } from '../../src/service/metrics.js';
+import type { AttemptRecord } from '../../src/gateway/attempt.js';
 
 const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);
 const HOUR = 3_600_000;
@@ -288,5 +289,36 @@ describe('freshness metric', () => {
         lastValueYear: null,
       }),
     ).toBeNull();
+  });
+});
+
+describe('the metrics of liveness probes', () => {
+  const probe = (httpStatus: number | null): AttemptRecord => ({
+    operation: 'earthquake',
+    request: {},
+    httpStatus,
+    code: null,
+    message: null,
+    outcome: null,
+    billed: false,
+    units: null,
+    executionId: null,
+    invocationId: null,
+    errorKind: httpStatus === null ? 'timeout' : 'parameters',
+    errorDetail: null,
+    retryAfterMs: null,
+    startedAt: new Date(NOW),
+    finishedAt: new Date(NOW),
+    durationMs: 5,
+  });
+
+  it('count them apart from calls: their refusal is the answer expected, no alert on parameter errors', async () => {
+    const { registry, observer } = createServiceMetrics({ queues: [] });
+    observer.onLivenessProbe?.(probe(null));
+    observer.onLivenessProbe?.(probe(400));
+    const text = await registry.metrics();
+    expect(text).toMatch(/gateway_ingest_gateway_liveness_probes_total\{operation="earthquake",answered="false"\} 1/);
+    expect(text).toMatch(/gateway_ingest_gateway_liveness_probes_total\{operation="earthquake",answered="true"\} 1/);
+    expect(text).not.toMatch(/gateway_ingest_gateway_calls_total\{/);
   });
 });
