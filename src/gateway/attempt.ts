@@ -23,5 +23,18 @@ export interface AttemptRecord {
   durationMs: number;
 }
 
+/** What an attempt that got no HTTP answer knows of one: nothing, and so nothing billed that it saw. */
+export const NO_ANSWER = {
+  httpStatus: null,
+  code: null,
+  message: null,
+  outcome: null,
+  billed: false,
+  units: null,
+  executionId: null,
+  invocationId: null,
+  retryAfterMs: null,
+} as const satisfies Partial<AttemptRecord>;
+
 export type Attempt<R> =
   { ok: true; record: AttemptRecord; result: R } | { ok: false; record: AttemptRecord; cause: unknown };

@@ -1,6 +1,6 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
 import * as z from 'zod';
-import type { Attempt, AttemptRecord } from './attempt.js';
+import { NO_ANSWER, type Attempt, type AttemptRecord } from './attempt.js';
 import { readAnswer, type EmptyMatch } from './answer.js';
 import { refusedByClock } from './classify.js';
 import { MAX_BODY_BYTES, readBody, type BodyRead } from './body.js';
@@ -314,17 +314,9 @@ export class UndiciGateway implements Gateway {
       const record: AttemptRecord = {
         ...(neverSent(cause) && { unsent: true }),
         ...base,
-        httpStatus: null,
-        code: null,
-        message: null,
-        outcome: null,
-        billed: false,
-        units: null,
-        executionId: null,
-        invocationId: null,
+        ...NO_ANSWER,
         errorKind: kind,
         errorDetail: this.#withoutKey(errorText(cause)),
-        retryAfterMs: null,
         finishedAt: this.#now(),
         durationMs: Math.round(performance.now() - t0),
       };

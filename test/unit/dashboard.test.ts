@@ -13,6 +13,7 @@ import { declaredStreams } from '../../src/service/declared-streams.js';
 import { formatAge, renderStatusPage } from '../../src/service/dashboard/page.js';
 import { createServiceMetrics, newestDataMs } from '../../src/service/metrics.js';
 import type { AttemptRecord } from '../../src/gateway/attempt.js';
+import { failedRecord } from '../support/attempts.js';
 
 const NOW = Date.UTC(2025, 5, 15, 12, 0, 0);
 const HOUR = 3_600_000;
@@ -293,24 +294,8 @@ describe('freshness metric', () => {
 });
 
 describe('the metrics of liveness probes', () => {
-  const probe = (httpStatus: number | null): AttemptRecord => ({
-    operation: 'earthquake',
-    request: {},
-    httpStatus,
-    code: null,
-    message: null,
-    outcome: null,
-    billed: false,
-    units: null,
-    executionId: null,
-    invocationId: null,
-    errorKind: httpStatus === null ? 'timeout' : 'parameters',
-    errorDetail: null,
-    retryAfterMs: null,
-    startedAt: new Date(NOW),
-    finishedAt: new Date(NOW),
-    durationMs: 5,
-  });
+  const probe = (httpStatus: number | null): AttemptRecord =>
+    failedRecord({ httpStatus, errorKind: httpStatus === null ? 'timeout' : 'parameters' }, NOW);
 
   it('count them apart from calls: their refusal is the answer expected, no alert on parameter errors', async () => {
     const { registry, observer } = createServiceMetrics({ queues: [] });

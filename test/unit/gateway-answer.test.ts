@@ -13,29 +13,7 @@ import { earthquakeRequestSchema, indicatorRequestSchema } from '../../src/gatew
 import { probesAfter } from '../../src/worker/call.js';
 import type { AttemptRecord } from '../../src/gateway/attempt.js';
 import { GatewayError, retryPolicyOf } from '../../src/errors.js';
-
-/** A failed earthquake attempt with no answer, at `atMs`, changed by `over`. */
-function failedRecord(over: Partial<AttemptRecord>, atMs: number): AttemptRecord {
-  return {
-    operation: 'earthquake',
-    request: { start_time: '2025-05-01T00:00:00Z' },
-    httpStatus: null,
-    code: null,
-    message: null,
-    outcome: null,
-    billed: false,
-    units: null,
-    executionId: null,
-    invocationId: null,
-    errorKind: 'transport',
-    errorDetail: 'no answer',
-    retryAfterMs: null,
-    startedAt: new Date(atMs),
-    finishedAt: new Date(atMs),
-    durationMs: 5,
-    ...over,
-  };
-}
+import { failedRecord } from '../support/attempts.js';
 
 const event = {
   id: 'us7000abcd',
