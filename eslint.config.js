@@ -1,9 +1,8 @@
-// Type-aware typescript-eslint, plus import cycles forbidden everywhere. Formatting is Prettier's alone.
+// Type-aware typescript-eslint. Formatting is Prettier's alone; import cycles are refused by
+// test/unit/architecture.test.ts, over the whole checkout, in a fraction of a lint rule's time.
 import js from '@eslint/js';
 import { defineConfig } from 'eslint/config';
 import prettier from 'eslint-config-prettier/flat';
-import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
-import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
@@ -28,7 +27,6 @@ export default defineConfig(
       '*.js',
     ],
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked],
-    plugins: { 'import-x': importX },
     languageOptions: {
       parserOptions: {
         // Root files that no tsconfig includes get a default project.
@@ -36,15 +34,7 @@ export default defineConfig(
         tsconfigRootDir: import.meta.dirname,
       },
     },
-    settings: {
-      // no-cycle follows imports into these files, parsed as TypeScript, `./x.js` found as `./x.ts`.
-      'import-x/extensions': ['.ts', '.js'],
-      'import-x/parsers': { '@typescript-eslint/parser': ['.ts'] },
-      'import-x/resolver-next': [createTypeScriptImportResolver({ project: ['tsconfig.json'] })],
-    },
     rules: {
-      // Within a layer too: in a cycle, load order decides which import is still undefined.
-      'import-x/no-cycle': ['error', { maxDepth: '∞' }],
       eqeqeq: ['error', 'always', { null: 'ignore' }],
       // A promise returned inside try without await skips the catch and the finally.
       '@typescript-eslint/return-await': ['error', 'in-try-catch'],

@@ -83,11 +83,59 @@ function importCycles(graph: ReadonlyMap<string, readonly string[]>): Array<{ mo
   });
 }
 
+/** Whether a statement imports or re-exports only types: erased, so never loaded at run time. */
+function typeOnly(node: ts.ImportDeclaration | ts.ExportDeclaration): boolean {
+  if (ts.isExportDeclaration(node)) return node.isTypeOnly;
+  const clause = node.importClause;
+  if (clause === undefined) return false;
+  if (clause.isTypeOnly) return true;
+  const named = clause.namedBindings;
+  return clause.name === undefined && named !== undefined && ts.isNamedImports(named)
+    ? named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly)
+    : false;
+}
+
+/** Relative specifiers a module loads at run time: static imports and re-exports, type-only ones left out. */
+function runtimeImports(path: string): string[] {
+  const file = ts.createSourceFile(path, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, false);
+  return file.statements.flatMap((node) =>
+    (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+    node.moduleSpecifier !== undefined &&
+    ts.isStringLiteral(node.moduleSpecifier) &&
+    node.moduleSpecifier.text.startsWith('.') &&
+    !typeOnly(node)
+      ? [node.moduleSpecifier.text]
+      : [],
+  );
+}
+
+/**
+ * Every TypeScript module of the checkout (the product, the emulator, tests, benchmarks), by path
+ * from its root, with the modules it loads at run time.
+ */
+function repoModules(): Array<{ path: string; imports: string[] }> {
+  const roots = ['src', 'test', 'bench', ...readdirSync(join(packageRoot, 'packages')).map((p) => `packages/${p}`)];
+  const paths = roots.flatMap((r) => files(join(packageRoot, r)).filter((f) => !f.includes('node_modules')));
+  return paths.map((path) => {
+    const from = relative(packageRoot, path);
+    const imports = runtimeImports(path).map((spec) =>
+      relative(packageRoot, resolve(packageRoot, dirname(from), spec)).replace(/\.js$/, '.ts'),
+    );
+    return { path: from, imports };
+  });
+}
+
 describe('architecture', () => {
   it('no import cycle among the modules of src/, within a layer too', () => {
-    // Type-only imports count: ESLint's import-x/no-cycle already keeps the runtime graph acyclic, and
-    // a type cycle still ties two modules' designs together.
+    // Type-only imports count: in a runtime cycle load order decides which import is still
+    // undefined, and a type cycle still ties two modules' designs together.
     const graph = new Map(sources.map((f) => [f.path, importsOf(f)] as const));
+    expect(importCycles(graph).map((c) => c.name)).toEqual([]);
+  });
+
+  it('no import cycle at run time anywhere else either: the emulator, tests, benchmarks', () => {
+    const graph = new Map(repoModules().map((m) => [m.path, m.imports] as const));
+    expect(graph.size).toBeGreaterThan(sources.length);
     expect(importCycles(graph).map((c) => c.name)).toEqual([]);
   });
 
