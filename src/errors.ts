@@ -62,12 +62,15 @@ export class GatewayError extends Error {
       clockBound?: boolean;
       /** A timeout after which a request every gateway refuses got no answer either: nothing is answering. */
       gatewaySilent?: boolean;
+      /** A refusal that names nothing wrong with the request (gateway/classify.ts `doubtfulRefusal`): retried. */
+      doubtfulRefusal?: boolean;
     } = {},
   ) {
     super(message, details.cause === undefined ? undefined : { cause: details.cause });
   }
   get retryable(): boolean {
-    return retryPolicyOf(this.kind) !== 'never' || this.details.clockBound === true;
+    const doubtful = this.details.clockBound === true || this.details.doubtfulRefusal === true;
+    return retryPolicyOf(this.kind) !== 'never' || doubtful;
   }
   get retryAfterMs(): number | null {
     return this.details.retryAfterMs ?? null;

@@ -115,6 +115,45 @@ export function clockBound(operation: Operation, request: Record<string, unknown
   return typeof request.end_year === 'number' && request.end_year > currentYearEverywhere(sentAtMs);
 }
 
+/** Statuses that refuse the request whatever it holds: no operation there, or not this way. */
+const DEFINITE_REFUSALS = new Set([404, 405, 410, 415]);
+
+/** Words of a refusal that says what is wrong with the request. */
+const BAD_INPUT_WORDS =
+  /param|argument|validat|\binvalid|malformed|\bmust\b|required|not allowed|unsupported|out of range|\bexpected|too (large|small|long|short|many|few)|exceed/;
+
+/** The request fields of each operation (spec 4.1, 4.2): a message naming one says what was refused. */
+const REQUEST_FIELDS: Readonly<Record<Operation, readonly string[]>> = {
+  earthquake: [
+    'provider',
+    'start_time',
+    'end_time',
+    'min_magnitude',
+    'latitude',
+    'longitude',
+    'radius_km',
+    'max_results',
+  ],
+  indicator: ['provider', 'country', 'indicator', 'start_year', 'end_year'],
+};
+
+/**
+ * A `parameters` failure that says nothing of what is wrong: a 4xx with no outcome naming bad
+ * input and no message naming a request field or what is wrong with one. The spec shows no status
+ * for any failure, so such an answer may be a data source failure or an unknown result sent as a
+ * 4xx; a refusal is never billed, so it is asked again like those (counted among the failures in a
+ * row) rather than ending the work at once. A refusal that does say what is wrong ends it.
+ */
+export function doubtfulRefusal(record: AttemptRecord): boolean {
+  const status = record.httpStatus;
+  if (record.errorKind !== 'parameters' || status === null || status < 400) return false;
+  if (DEFINITE_REFUSALS.has(status)) return false;
+  if (record.outcome !== null && kindFromOutcomeWords(record.outcome) === 'parameters') return false;
+  const said = `${record.outcome ?? ''} ${record.message ?? ''}`.toLowerCase();
+  const fields = [...Object.keys(record.request), ...REQUEST_FIELDS[record.operation]];
+  return !BAD_INPUT_WORDS.test(said) && !fields.some((f) => said.includes(f.toLowerCase()));
+}
+
 /**
  * A failed attempt the gateway's clock alone may explain: a parameter error (not a 404, which names
  * a wrong base URL or path) of a request `clockBound` holds. Asked again later, and not counted

@@ -2,7 +2,7 @@ import { Agent, request, errors as undiciErrors } from 'undici';
 import * as z from 'zod';
 import { NO_ANSWER, type Attempt, type AttemptRecord } from './attempt.js';
 import { readAnswer, type EmptyMatch } from './answer.js';
-import { refusedByClock } from './classify.js';
+import { doubtfulRefusal, refusedByClock } from './classify.js';
 import { MAX_BODY_BYTES, readBody, type BodyRead } from './body.js';
 import {
   EMPTY_EARTHQUAKE_MATCH,
@@ -344,7 +344,12 @@ export function attemptError(record: AttemptRecord, cause: unknown): GatewayErro
   const status = record.httpStatus === null ? 'no response' : `HTTP ${record.httpStatus}`;
   const outcome = record.outcome ? `, outcome ${record.outcome}` : '';
   const clock = refusedByClock(record);
-  const later = clock ? "; the gateway's clock may be behind ours on this request, so it is asked again later" : '';
+  const doubtful = !clock && doubtfulRefusal(record);
+  const later = clock
+    ? "; the gateway's clock may be behind ours on this request, so it is asked again later"
+    : doubtful
+      ? '; it names nothing wrong with the request (a failure elsewhere sent as a 4xx?), so it is asked again'
+      : '';
   return new GatewayError(
     kind,
     `${record.operation} call failed (${kind}, ${status}${outcome}): ${record.errorDetail ?? 'no detail'}${later}`,
@@ -353,6 +358,7 @@ export function attemptError(record: AttemptRecord, cause: unknown): GatewayErro
       retryAfterMs: record.retryAfterMs,
       cause,
       clockBound: clock,
+      doubtfulRefusal: doubtful,
     },
   );
 }

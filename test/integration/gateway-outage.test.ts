@@ -118,6 +118,16 @@ describe('a gateway away for more calls than a window may fail in a row', () => 
     expect(r.audit.at(-1)?.billed).toBe(false);
   });
 
+  it('asks again after refusals that name nothing wrong with the request: they may be failures elsewhere', async () => {
+    // Fewer than JOB_ATTEMPTS in a row: a refusal that said what was wrong would have failed the window at once.
+    const vague: Rewritten = { status: 400, body: '{"code":400,"message":"request failed"}' };
+    const r = await readTwoDays(0, () => vague, undefined, ATTEMPTS - 1);
+    expect(r.progress).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
+    expect(r.events).toEqual(asStored(await catalogOf()));
+    const refused = r.audit.filter((a) => a.errorKind !== null);
+    expect(refused.map((a) => [a.errorKind, a.billed])).toEqual(Array(ATTEMPTS - 1).fill(['parameters', false]));
+  });
+
   it('fails the window at its JOB_ATTEMPTS-th failure in a row where no grace is given', async () => {
     const r = await readTwoDays(0, () => unavailable);
     expect(r.progress).toEqual({ total: 1, done: 0, partial: 0, failed: 1 });

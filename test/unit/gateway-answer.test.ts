@@ -6,7 +6,7 @@ import {
   earthquakeResultSchema,
   indicatorResultSchema,
 } from '../../src/gateway/schemas.js';
-import { classifyAttempt, clockBound, parseRetryAfterMs } from '../../src/gateway/classify.js';
+import { classifyAttempt, clockBound, doubtfulRefusal, parseRetryAfterMs } from '../../src/gateway/classify.js';
 import { errors as undiciErrors } from 'undici';
 import { attemptError, LIVENESS_REQUESTS, transportKind } from '../../src/gateway/client.js';
 import { earthquakeRequestSchema, indicatorRequestSchema } from '../../src/gateway/schemas.js';
@@ -405,5 +405,31 @@ describe('a liveness probe', () => {
     expect(new GatewayError('timeout', 'x', { gatewaySilent: true }).gatewayAway).toBe(true);
     expect(new GatewayError('timeout', 'x', { gatewaySilent: false }).gatewayAway).toBe(false);
     expect(new GatewayError('invalid_response', 'x', { gatewaySilent: true }).gatewayAway).toBe(false);
+  });
+});
+
+describe('a refusal that names nothing wrong with the request', () => {
+  const at = Date.parse('2025-05-06T00:00:00Z');
+  const refusal = (httpStatus: number, message: string | null, outcome: string | null = null) =>
+    failedRecord({ errorKind: 'parameters', httpStatus, message, outcome }, at);
+
+  it('is doubtful: a failure elsewhere may come as a 4xx, so it is asked again, counted', () => {
+    expect(doubtfulRefusal(refusal(400, null))).toBe(true);
+    expect(doubtfulRefusal(refusal(400, 'request failed', 'error'))).toBe(true);
+    expect(doubtfulRefusal(refusal(422, 'unexpected error'))).toBe(true);
+    const e = attemptError(refusal(400, 'internal error', 'failed'), null);
+    expect([e.kind, e.retryable]).toEqual(['parameters', true]);
+    expect(e.message).toMatch(/names nothing wrong with the request/);
+  });
+
+  it('is not, where it names a field, says what is wrong, or its status refuses whatever is sent', () => {
+    expect(doubtfulRefusal(refusal(400, 'end_time: must be after start_time'))).toBe(false);
+    const country = { ...refusal(400, 'unknown country or aggregate code ZZZ'), operation: 'indicator' as const };
+    expect(doubtfulRefusal(country)).toBe(false);
+    expect(doubtfulRefusal(refusal(400, null, 'invalid_parameters'))).toBe(false);
+    expect(doubtfulRefusal(refusal(400, 'Validation failed'))).toBe(false);
+    expect(doubtfulRefusal(refusal(404, null))).toBe(false);
+    expect(doubtfulRefusal(refusal(308, null))).toBe(false);
+    expect(attemptError(refusal(400, 'max_results out of range'), null).retryable).toBe(false);
   });
 });
