@@ -76,7 +76,11 @@ export function transportKind(error: unknown): 'timeout' | 'transport' {
   return 'transport';
 }
 
-/** Failures to make a connection at all: the request was never written, so nothing can have been billed. */
+/**
+ * Failures to make a connection at all: the request was never written, so nothing can have been
+ * billed. A TLS handshake refused (a certificate not trusted, plain HTTP on the port) comes before
+ * the request too.
+ */
 const UNSENT_CODES = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
@@ -86,6 +90,18 @@ const UNSENT_CODES = new Set([
   'ENETUNREACH',
   'ENETDOWN',
   'UND_ERR_CONNECT_TIMEOUT',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'ERR_SSL_WRONG_VERSION_NUMBER',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'CERT_HAS_EXPIRED',
+  'CERT_NOT_YET_VALID',
+  'CERT_REVOKED',
+  'CERT_UNTRUSTED',
+  'CERT_REJECTED',
 ]);
 
 /** Whether a request failed before a connection carried it (not: a connection reset or closed after it was sent). */

@@ -1,9 +1,13 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { billedOf } from '../../src/db/audit.js';
 import { MAX_BODY_BYTES } from '../../src/gateway/body.js';
 import { attemptError, UndiciGateway } from '../../src/gateway/client.js';
+import { packageRoot } from '../../src/paths.js';
 
 /**
  * The client against a gateway that answers more events than `max_results` asked: within HTTP and
@@ -219,6 +223,26 @@ describe('a call that gets no answer', () => {
       expect(billedOf(got.record)).toBe(false);
     } finally {
       await gateway.close();
+    }
+  });
+
+  it('is not billed when the TLS handshake refused the gateway: the request never left', async () => {
+    const tls = join(packageRoot, 'test/fixtures/tls');
+    const s = createHttpsServer({
+      key: readFileSync(join(tls, 'self-signed.key')),
+      cert: readFileSync(join(tls, 'self-signed.pem')),
+    });
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    const url = `https://127.0.0.1:${(s.address() as AddressInfo).port}`;
+    const gateway = new UndiciGateway({ baseUrl: url, key: 'k3y', authHeader: 'authorization', timeoutMs: 5_000 });
+    try {
+      const got = await gateway.queryEarthquakes(request);
+      expect(got.record).toMatchObject({ httpStatus: null, errorKind: 'transport', unsent: true });
+      expect(got.record.errorDetail).toMatch(/self-signed certificate/);
+      expect(billedOf(got.record)).toBe(false);
+    } finally {
+      await gateway.close();
+      s.close();
     }
   });
 
