@@ -32,7 +32,7 @@ export const UNSTORABLE_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
 
 /**
  * A value fresh from JSON.parse with `storableText` applied to every string in it, keys included,
- * changed in place. Walked with a list, not by recursion: JSON.parse takes any depth, and a field the
+ * changed in place. Walked with a list, not by recursion: JSON.parse takes every depth, and a field the
  * spec does not name may nest deeper than the call stack goes.
  */
 export function storableJson(value: unknown): unknown {

@@ -140,7 +140,7 @@ const REQUEST_FIELDS: Readonly<Record<Operation, readonly string[]>> = {
 /**
  * A `parameters` failure that says nothing of what is wrong: a 4xx with no outcome naming bad
  * input and no message naming a request field or what is wrong with one. The spec shows no status
- * for any failure, so such an answer may be a data source failure or an unknown result sent as a
+ * for a failure, so such an answer may be a data source failure or an unknown result sent as a
  * 4xx; a refusal is never billed, so it is asked again like those (counted among the failures in a
  * row) rather than ending the work at once. A refusal that does say what is wrong ends it.
  */
@@ -150,8 +150,7 @@ export function doubtfulRefusal(record: AttemptRecord): boolean {
   if (DEFINITE_REFUSALS.has(status)) return false;
   if (record.outcome !== null && kindFromOutcomeWords(record.outcome) === 'parameters') return false;
   const said = `${record.outcome ?? ''} ${record.message ?? ''}`.toLowerCase();
-  const fields = [...Object.keys(record.request), ...REQUEST_FIELDS[record.operation]];
-  return !BAD_INPUT_WORDS.test(said) && !fields.some((f) => said.includes(f.toLowerCase()));
+  return !BAD_INPUT_WORDS.test(said) && !REQUEST_FIELDS[record.operation].some((f) => said.includes(f));
 }
 
 /**

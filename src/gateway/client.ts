@@ -32,7 +32,7 @@ export interface Gateway {
   queryIndicator(req: IndicatorRequest, signal?: AbortSignal): Promise<Attempt<IndicatorResult>>;
   /**
    * Sends `LIVENESS_REQUESTS[operation]`, which the spec has every gateway refuse, within
-   * GATEWAY_TIMEOUT_MS: any HTTP answer says the gateway is there. Leaves the deadlines of queries alone.
+   * GATEWAY_TIMEOUT_MS: an HTTP answer of whatever kind says the gateway is there. Leaves the deadlines of queries alone.
    */
   probeLiveness(operation: Operation, signal?: AbortSignal): Promise<Attempt<unknown>>;
   close(): Promise<void>;
@@ -234,7 +234,7 @@ export class UndiciGateway implements Gateway {
   }
 
   /**
-   * A timeout lengthens the next deadline; any answer, even a refusal, ends the run of timeouts and
+   * A timeout lengthens the next deadline; every answer, even a refusal, ends the run of timeouts and
    * says how long the gateway takes now (the slowest recent answer, halved by each faster one).
    */
   #count(record: AttemptRecord): void {

@@ -178,7 +178,7 @@ export function probesAfter(record: AttemptRecord, failuresInRow: number, ctx: J
 }
 
 /**
- * Asks the gateway what it must refuse (LIVENESS_REQUESTS: never billed), audited like any call but
+ * Asks the gateway what it must refuse (LIVENESS_REQUESTS: never billed), audited like every call but
  * moving no partition. No HTTP answer within GATEWAY_TIMEOUT_MS: the gateway is not answering at all,
  * so a query's timeout says nothing against its window and is waited out.
  */

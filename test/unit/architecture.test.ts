@@ -27,7 +27,12 @@ function importsOf(file: { path: string; text: string }): string[] {
     .preProcessFile(file.text, true, true)
     .importedFiles.map((i) => i.fileName)
     .filter((s) => s.startsWith('.'));
-  return specs.map((s) => relative(SRC, resolve(SRC, dirname(file.path), s)).replace(/\.js$/, '.ts'));
+  return specs.map((s) => moduleAt(SRC, file.path, s));
+}
+
+/** The module a relative specifier of `from` names, as a path from `root` (`./x.js` is `x.ts`). */
+function moduleAt(root: string, from: string, spec: string): string {
+  return relative(root, resolve(root, dirname(from), spec)).replace(/\.js$/, '.ts');
 }
 
 const layer = (path: string): string => (path.includes('/') ? path.split('/')[0]! : path.replace(/\.ts$/, ''));
@@ -118,10 +123,7 @@ function repoModules(): Array<{ path: string; imports: string[] }> {
   const paths = roots.flatMap((r) => files(join(packageRoot, r)).filter((f) => !f.includes('node_modules')));
   return paths.map((path) => {
     const from = relative(packageRoot, path);
-    const imports = runtimeImports(path).map((spec) =>
-      relative(packageRoot, resolve(packageRoot, dirname(from), spec)).replace(/\.js$/, '.ts'),
-    );
-    return { path: from, imports };
+    return { path: from, imports: runtimeImports(path).map((spec) => moduleAt(packageRoot, from, spec)) };
   });
 }
 
