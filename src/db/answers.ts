@@ -5,7 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import type { AttemptRecord } from '../gateway/attempt.js';
-import { auditCompletion, completion, type CallContext } from './audit.js';
+import { auditCompletion, billedOf, completion, type CallContext } from './audit.js';
 import type { Db, Tx } from './connection.js';
 import { callRecord, callTally, finishPartition, type FinishedRead, type Progress } from './partitions.js';
 import { recordProof } from './coverage.js';
@@ -52,8 +52,9 @@ export async function commitFailedAttempt(
   attemptId: number,
   r: AttemptRecord,
   ctx: CallContext,
+  billed: (r: AttemptRecord) => boolean | null = billedOf,
 ): Promise<FailureStreak> {
-  return recordAttempt(db, attemptId, r, null, 0, ctx, null);
+  return recordAttempt(db, attemptId, r, null, 0, ctx, null, billed);
 }
 
 /**
@@ -68,9 +69,11 @@ async function recordAttempt(
   rowsWritten: number,
   ctx: CallContext,
   progress: Progress | 'answered' | null,
+  billed: (r: AttemptRecord) => boolean | null = billedOf,
 ): Promise<FailureStreak> {
+  const facts = { ...auditCompletion(r, truncated, rowsWritten), billed: billed(r) };
   const result = await db.execute<{ consecutive_failures: number; failing_for_ms: number | null }>(
-    sql`with audit as (${completion(db, attemptId, auditCompletion(r, truncated, rowsWritten)).getSQL()}),
+    sql`with audit as (${completion(db, attemptId, facts).getSQL()}),
       recorded as (${callRecord(db, ctx, callTally(r), progress).getSQL()})
       select consecutive_failures,
         (extract(epoch from (${r.finishedAt.toISOString()}::timestamptz - failing_since)) * 1000)::float8 as failing_for_ms

@@ -18,7 +18,7 @@ import {
   markAttemptUnknown,
   type CallContext,
 } from '../db/audit.js';
-import { commitFailedAttempt } from '../db/answers.js';
+import { commitFailedAttempt, type FailureStreak } from '../db/answers.js';
 import { releaseBudget } from '../db/budget.js';
 import { BACKFILL_CONTROL, type BackfillControl } from '../domain/backfill.js';
 import { backfillBudgetScope, budgetScopes, refusalOf, type BudgetScope } from '../domain/budget.js';
@@ -119,6 +119,8 @@ export async function makeCall<R>(
     );
     throw new ShutdownError('cut off at the shutdown deadline');
   }
+  // Any HTTP answer shows the gateway is there again: its queries need no probe before them.
+  if (attempt.record.httpStatus !== null) ctx.silentOperations?.delete(operation);
   // Known unbilled (an error answer, an outcome other than succeeded): the unit goes back.
   if (billed(attempt.record) === false) await durable(() => releaseBudget(deps.db, scopes), ctx, deps.log);
   return { attemptId, attempt };
@@ -143,7 +145,9 @@ export async function failedAttempt(
   const { failuresInRow } = streak;
   deps.log.warn({ ...logFields, outcome, errorKind, httpStatus, durationMs, failuresInRow }, 'gateway call failed');
   const error = attemptError(record, cause);
-  const probe = probesAfter(record, failuresInRow, ctx) ? await probeLiveness(deps, call, record.operation, ctx) : null;
+  const probe = probesAfter(record, failuresInRow, ctx)
+    ? (await probeLiveness(deps, call, record.operation, ctx)).record
+    : null;
   const silent = probe !== null && probe.httpStatus === null;
   const message = probe === null ? error.message : `${error.message}; ${livenessText(probe)}`;
   return new GatewayError(error.kind, message, { ...error.details, ...streak, gatewaySilent: silent });
@@ -178,34 +182,63 @@ export function probesAfter(record: AttemptRecord, failuresInRow: number, ctx: J
 }
 
 /**
- * Asks the gateway what it must refuse (LIVENESS_REQUESTS: never billed), audited like every call but
- * moving no partition. No HTTP answer within GATEWAY_TIMEOUT_MS: the gateway is not answering at all,
- * so a query's timeout says nothing against its window and is waited out.
+ * Asks the gateway what it must refuse (LIVENESS_REQUESTS: never billed), audited like every call.
+ * No HTTP answer within GATEWAY_TIMEOUT_MS: the gateway is not answering at all, so a query's timeout
+ * says nothing against its window and is waited out, and the operation is marked silent. A probe
+ * after a query moves no partition; one sent instead of a query (`instead`) counts for it when
+ * unanswered, and its streak is returned.
  */
 async function probeLiveness(
   deps: ProcessorDeps,
   call: CallContext,
   operation: Operation,
   ctx: JobContext,
-): Promise<AttemptRecord> {
+  instead = false,
+): Promise<{ record: AttemptRecord; streak: FailureStreak | null }> {
   const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
   try {
     const probe = { ...call, purpose: LIVENESS_PURPOSE };
     const request = LIVENESS_REQUESTS[operation];
     const send = () => deps.gateway.probeLiveness(operation, ctx.signal);
     const { attemptId, attempt } = await makeCall(deps, probe, operation, request, send, ctx, probeBilled);
-    await durable(() => completeAttempt(deps.db, attemptId, attempt.record, probeBilled), ctx, deps.log);
-    deps.observer?.onLivenessProbe?.(attempt.record);
-    const { httpStatus, errorKind, durationMs } = attempt.record;
-    const silent = httpStatus === null;
+    const { record } = attempt;
+    const silent = record.httpStatus === null;
+    const streak =
+      instead && silent
+        ? await durable(() => commitFailedAttempt(deps.db, attemptId, record, probe, probeBilled), ctx, deps.log)
+        : null;
+    if (streak === null) await durable(() => completeAttempt(deps.db, attemptId, record, probeBilled), ctx, deps.log);
+    if (silent) ctx.silentOperations?.add(operation);
+    deps.observer?.onLivenessProbe?.(record);
+    const { httpStatus, errorKind, durationMs } = record;
     deps.log.warn(
       { streamKey: call.streamKey, partitionKey: call.partitionKey, httpStatus, errorKind, durationMs },
       silent ? 'liveness probe got no answer: the gateway is not answering, waited out' : 'liveness probe answered',
     );
-    return attempt.record;
+    return { record, streak };
   } finally {
     release();
   }
+}
+
+/**
+ * While a probe last found the gateway silent, a query waits behind another probe: one unanswered
+ * fails the attempt in its place, unbilled, so that waiting out a silent gateway sends no query whose
+ * answer may be billed and lost. An answered probe lets the query go.
+ */
+export async function unlessSilent(
+  deps: ProcessorDeps,
+  call: CallContext,
+  operation: Operation,
+  ctx: JobContext,
+): Promise<void> {
+  if (ctx.silentOperations?.has(operation) !== true) return;
+  const { record, streak } = await probeLiveness(deps, call, operation, ctx, true);
+  if (streak === null) return;
+  const message =
+    `the gateway is not answering: a liveness probe sent before the query got no answer in ${record.durationMs} ms, ` +
+    'so the query was not sent';
+  throw new GatewayError('timeout', message, { httpStatus: null, ...streak, gatewaySilent: true });
 }
 
 /** The audit context of a call a window's job makes, for `purpose`. */
@@ -235,6 +268,7 @@ export async function earthquakeCall(
   request: EarthquakeRequest,
   ctx: JobContext,
 ): Promise<Call<EarthquakeResult>> {
+  await unlessSilent(deps, call, 'earthquake', ctx);
   const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
   try {
     return await makeCall(

@@ -2,6 +2,7 @@ import type { Db } from '../db/connection.js';
 import type { Gateway } from '../gateway/client.js';
 import type { AttemptRecord } from '../gateway/attempt.js';
 import type { Log } from '../log.js';
+import type { Operation } from '../domain/spec.js';
 import type { CallSlots } from './slots.js';
 
 /** Observes calls and writes; the service wires Prometheus here, tests and the CLI may not. */
@@ -36,6 +37,11 @@ export interface JobContext {
    * refuses connections. Absent (no outage grace, a plan's sample): never probed.
    */
   probeTimeoutsFrom?: number;
+  /**
+   * The operations whose gateway a liveness probe last found silent, shared by the process's jobs:
+   * their queries wait behind a probe until one is answered (worker/call.ts `unlessSilent`).
+   */
+  silentOperations?: Set<Operation>;
   /** The process's gateway call slots, and how many calls one window may have in flight at once. */
   lanes?: { slots: CallSlots; max: number };
 }

@@ -4,7 +4,7 @@ import { isDone, loadPartition } from '../db/partitions.js';
 import { type IndicatorRequest } from '../gateway/schemas.js';
 import type { IndicatorChunkJob } from '../planning/work.js';
 import type { JobContext, ProcessorDeps } from './deps.js';
-import { failedAttempt, makeCall } from './call.js';
+import { failedAttempt, makeCall, unlessSilent } from './call.js';
 import { durable } from './durable.js';
 import { INDICATOR_PROVIDER } from '../domain/spec.js';
 import { afterAnswer, progressOf, startingRuns, type YearRun } from '../planning/indicator-years.js';
@@ -73,6 +73,7 @@ async function readRun(
     attempt: ctx.attempt,
   };
   const request = indicatorRequest(job, asked);
+  await unlessSilent(deps, call, 'indicator', ctx);
   // One pool of call slots for both operations: WORKER_CONCURRENCY bounds the calls in flight.
   const release = ctx.lanes ? await ctx.lanes.slots.acquire() : () => undefined;
   const { attemptId, attempt } = await makeCall(

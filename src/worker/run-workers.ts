@@ -100,6 +100,8 @@ interface Shared {
   /** Failures not counted in the database (our own outages, bugs), per job, in this process. */
   localFailures: Map<string, number>;
   slots: CallSlots;
+  /** Operations a liveness probe last found silent (JobContext.silentOperations). */
+  silentOperations: Set<Operation>;
 }
 
 /**
@@ -286,7 +288,10 @@ function wrap<T extends { streamKey: string; partitionKey: string }>(
       // No new call once shutdown began, or once another run took the partition over.
       stopping: () => s.stopping() || (held?.lost() ?? false),
       lanes: { slots: s.slots, max: s.settings.windowLanes ?? 1 },
-      ...((s.settings.gatewayOutageGraceMs ?? 0) > 0 && { probeTimeoutsFrom: s.settings.failuresAllowed }),
+      ...((s.settings.gatewayOutageGraceMs ?? 0) > 0 && {
+        probeTimeoutsFrom: s.settings.failuresAllowed,
+        silentOperations: s.silentOperations,
+      }),
     };
     try {
       held = await claim(s.deps.db, parsed.data, s.deps.log);
@@ -325,6 +330,7 @@ export function startWorkers(settings: WorkerSettings, deps: ProcessorDeps): Run
     stopping: () => stopping,
     localFailures: new Map(),
     slots: new CallSlots(settings.concurrency),
+    silentOperations: new Set(),
   };
   const processor = (op: Operation, self: () => Worker) =>
     op === 'earthquake'

@@ -94,13 +94,22 @@ describe('a gateway away for more calls than a window may fail in a row', () => 
       const r = await readTwoDays(60_000, () => SILENT, 500, silentCalls);
       expect(r.progress).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
       expect(r.events).toEqual(asStored(await catalogOf()));
-      const failures = r.audit.filter((a) => a.errorKind !== null);
-      const probes = failures.filter((a) => a.callPurpose === 'liveness');
-      // A probe after each timeout from the JOB_ATTEMPTS-th on: queries 3 to 5 time out, each followed by one.
-      expect(probes.length).toBe(3);
+      const failures = r.audit.filter((a) => a.httpStatus === null);
       expect(failures.map((a) => a.errorKind)).toEqual(Array<string>(silentCalls).fill('timeout'));
+      // JOB_ATTEMPTS queries time out, the last followed by a probe; from then on a probe goes first,
+      // and the query waits behind it until one is answered: the rest of the silence costs probes alone.
+      expect(failures.map((a) => a.callPurpose)).toEqual([
+        ...Array<string>(ATTEMPTS).fill('walk'),
+        ...Array<string>(silentCalls - ATTEMPTS).fill('liveness'),
+      ]);
       // An unanswered probe asked what every gateway refuses: not billed, where a query's timeout may be.
-      expect(probes.map((a) => a.billed)).toEqual(Array<boolean>(probes.length).fill(false));
+      expect(failures.map((a) => a.billed)).toEqual([
+        ...Array<null>(ATTEMPTS).fill(null),
+        ...Array<boolean>(silentCalls - ATTEMPTS).fill(false),
+      ]);
+      // The probe that found the gateway back is audited too, answered and unbilled, before the query it let go.
+      const answered = r.audit.filter((a) => a.httpStatus !== null);
+      expect(answered[0]).toMatchObject({ callPurpose: 'liveness', errorKind: 'parameters', billed: false });
       expect(r.audit.filter((a) => a.billed).length).toBe(r.billed.filter((c) => c.billed).length);
     },
   );
