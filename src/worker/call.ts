@@ -238,7 +238,8 @@ export async function unlessSilent(
   const message =
     `the gateway is not answering: a liveness probe sent before the query got no answer in ${record.durationMs} ms, ` +
     'so the query was not sent';
-  throw new GatewayError('timeout', message, { httpStatus: null, ...streak, gatewaySilent: true });
+  // Its own kind: a timeout, or a connection refused where the gateway went from silent to closed.
+  throw new GatewayError(record.errorKind ?? 'timeout', message, { httpStatus: null, ...streak, gatewaySilent: true });
 }
 
 /** The audit context of a call a window's job makes, for `purpose`. */
