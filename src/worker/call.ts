@@ -174,7 +174,8 @@ export const LIVENESS_PURPOSE = 'liveness';
 
 /**
  * Pure: whether a failure is followed by a liveness probe: a timeout with no HTTP answer, once the
- * partition's failures in a row reach the last its retries allow. Earlier ones are retried anyway.
+ * partition's failures in a row reach `probeTimeoutsFrom` (the workers probe from the first: a probe
+ * is never billed, and one unanswered spares the queries after it).
  */
 export function probesAfter(record: AttemptRecord, failuresInRow: number, ctx: JobContext): boolean {
   if (record.errorKind !== 'timeout' || record.httpStatus !== null) return false;

@@ -289,7 +289,8 @@ function wrap<T extends { streamKey: string; partitionKey: string }>(
       stopping: () => s.stopping() || (held?.lost() ?? false),
       lanes: { slots: s.slots, max: s.settings.windowLanes ?? 1 },
       ...((s.settings.gatewayOutageGraceMs ?? 0) > 0 && {
-        probeTimeoutsFrom: s.settings.failuresAllowed,
+        // From the first: an unanswered probe marks the gateway silent, and the queries after it wait behind probes.
+        probeTimeoutsFrom: 1,
         silentOperations: s.silentOperations,
       }),
     };

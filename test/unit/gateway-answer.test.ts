@@ -399,6 +399,7 @@ describe('a liveness probe', () => {
     expect(probesAfter({ ...timeout, httpStatus: 504 }, 3, ctx)).toBe(false);
     expect(probesAfter(failedRecord({ errorKind: 'server' }, at), 3, ctx)).toBe(false);
     expect(probesAfter(timeout, 3, { jobId: null, attempt: 1 })).toBe(false);
+    expect(probesAfter(timeout, 1, { jobId: null, attempt: 1, probeTimeoutsFrom: 1 })).toBe(true);
   });
 
   it('makes a timeout the gateway away only when the probe got no answer either', () => {
