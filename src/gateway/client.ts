@@ -166,8 +166,10 @@ export class UndiciGateway implements Gateway {
   }
 
   probeLiveness(operation: Operation, signal?: AbortSignal): Promise<Attempt<unknown>> {
+    // Waited for as long as a query would be now: a gateway slow for every request (past the setting,
+    // within the longer deadline after a timeout) is slow, not silent, and its queries must still go.
     // Not counted in the deadlines (#count): a refusal's speed says nothing of how long a query takes.
-    return this.#send(operation, LIVENESS_REQUESTS[operation], z.unknown(), this.#config.timeoutMs, signal, null);
+    return this.#send(operation, LIVENESS_REQUESTS[operation], z.unknown(), this.#timeoutMs(), signal, null);
   }
 
   close(): Promise<void> {

@@ -39,11 +39,13 @@ async function readTwoDays(
   away: (n: number, request: string) => Rewritten | null,
   gatewayTimeoutMs?: number,
   awayCalls = AWAY_CALLS,
+  /** What every answer the gateway gives becomes (as it is, by default). */
+  rewrite?: Parameters<typeof startGatewayProxy>[1],
 ) {
   const db = await createTestDatabase();
   const emulator = await startEmulator({ key: KEY, earthquakeFiles: [MAY_MONTH], indicatorFiles: [], seed: 3 });
   let asked = 0;
-  const proxy = await startGatewayProxy(emulator.url, undefined, (request) =>
+  const proxy = await startGatewayProxy(emulator.url, rewrite, (request) =>
     ++asked <= awayCalls ? away(asked, request) : null,
   );
   const pipeline = startPipeline(db, { ...emulator, url: proxy.url }, KEY, {
@@ -105,6 +107,23 @@ describe('a gateway away for more calls than a window may fail in a row', () => 
       const answered = r.audit.filter((a) => a.httpStatus !== null);
       expect(answered[0]).toMatchObject({ callPurpose: 'liveness', errorKind: 'parameters', billed: false });
       expect(r.audit.filter((a) => a.billed).length).toBe(r.billed.filter((c) => c.billed).length);
+    },
+  );
+
+  it.concurrent(
+    'is slow, not silent, when every answer comes past GATEWAY_TIMEOUT_MS: its queries still go',
+    async () => {
+      // Every answer 700 ms late against a timeout of 500: the first query times out, and the probe after it
+      // is waited for as long as the next query would be (twice the setting), so it is answered.
+      const late = (body: string, status: number): Rewritten => ({ status, body, delayMs: 700 });
+      const r = await readTwoDays(60_000, () => null, 500, 0, late);
+      expect(r.progress).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
+      expect(r.events).toEqual(asStored(await catalogOf()));
+      expect(r.audit.slice(0, 2).map((a) => [a.callPurpose, a.errorKind])).toEqual([
+        ['walk', 'timeout'],
+        ['liveness', 'parameters'],
+      ]);
+      expect(r.audit.slice(2).every((a) => a.callPurpose !== 'liveness' && a.errorKind === null)).toBe(true);
     },
   );
 

@@ -10,14 +10,21 @@ export interface GatewayProxy {
 
 /**
  * An answer as the proxy sends it on: its body, or also its HTTP status, headers of its own (a
- * content coding), and a byte count after which the connection is cut mid-body; or no answer at all,
+ * content coding), a byte count after which the connection is cut mid-body, and a delay before it is
+ * sent (`delayMs`); or no answer at all,
  * the connection closed before a byte of it (`HANG_UP`), or held open without a byte (`SILENT`).
  */
 export type Rewritten =
   | string
   | { hangUp: true }
   | { silent: true }
-  | { status: number; body: string | Buffer; headers?: Record<string, string>; cutAfterBytes?: number };
+  | {
+      status: number;
+      body: string | Buffer;
+      headers?: Record<string, string>;
+      cutAfterBytes?: number;
+      delayMs?: number;
+    };
 
 /** No answer: the connection closed before a byte of one. */
 export const HANG_UP: Rewritten = { hangUp: true };
@@ -65,9 +72,13 @@ export async function startGatewayProxy(
           if (typeof out === 'object' && 'silent' in out) return;
           const o = typeof out === 'string' ? { status, body: out } : out;
           const body = typeof o.body === 'string' ? Buffer.from(o.body) : o.body;
-          res.writeHead(o.status, { 'content-type': contentType, 'content-length': body.length, ...o.headers });
-          if (o.cutAfterBytes === undefined) res.end(body);
-          else res.write(body.subarray(0, o.cutAfterBytes), () => res.socket?.destroy());
+          const send = () => {
+            res.writeHead(o.status, { 'content-type': contentType, 'content-length': body.length, ...o.headers });
+            if (o.cutAfterBytes === undefined) res.end(body);
+            else res.write(body.subarray(0, o.cutAfterBytes), () => res.socket?.destroy());
+          };
+          if (o.delayMs === undefined) send();
+          else setTimeout(send, o.delayMs);
         })
         .catch(() => res.socket?.destroy());
     });
