@@ -165,11 +165,15 @@ export class UndiciGateway implements Gateway {
     return this.#call('indicator', this.#indicatorRequest, indicatorResultSchema, req, signal);
   }
 
-  probeLiveness(operation: Operation, signal?: AbortSignal): Promise<Attempt<unknown>> {
-    // Waited for as long as a query would be now: a gateway slow for every request (past the setting,
-    // within the longer deadline after a timeout) is slow, not silent, and its queries must still go.
-    // Not counted in the deadlines (#count): a refusal's speed says nothing of how long a query takes.
-    return this.#send(operation, LIVENESS_REQUESTS[operation], z.unknown(), this.#timeoutMs(), signal, null);
+  async probeLiveness(operation: Operation, signal?: AbortSignal): Promise<Attempt<unknown>> {
+    // Waited for as long as a query would be now, and a probe timed out lengthens the next deadlines
+    // as a query's timeout does: a gateway slower than the setting for every request (within four
+    // times it) is then slow, not silent, and its queries still go. Its answer shortens nothing: a
+    // refusal's speed says nothing of how long a query takes.
+    const deadlineMs = this.#timeoutMs();
+    const attempt = await this.#send(operation, LIVENESS_REQUESTS[operation], z.unknown(), deadlineMs, signal, null);
+    if (attempt.record.errorKind === 'timeout') this.#timeoutsInRow++;
+    return attempt;
   }
 
   close(): Promise<void> {

@@ -113,17 +113,19 @@ describe('a gateway away for more calls than a window may fail in a row', () => 
   it.concurrent(
     'is slow, not silent, when every answer comes past GATEWAY_TIMEOUT_MS: its queries still go',
     async () => {
-      // Every answer 700 ms late against a timeout of 500: the first query times out, and the probe after it
-      // is waited for as long as the next query would be (twice the setting), so it is answered.
-      const late = (body: string, status: number): Rewritten => ({ status, body, delayMs: 700 });
+      // Every answer 1.2 s late against a timeout of 0.5 s: the first query times out, the probe after it
+      // (waited for twice the setting) too, and the gateway is taken for silent; but each timeout doubles
+      // the next deadline, so the probe before the next query is answered, and the queries go.
+      const late = (body: string, status: number): Rewritten => ({ status, body, delayMs: 1_200 });
       const r = await readTwoDays(60_000, () => null, 500, 0, late);
       expect(r.progress).toEqual({ total: 1, done: 1, partial: 0, failed: 0 });
       expect(r.events).toEqual(asStored(await catalogOf()));
-      expect(r.audit.slice(0, 2).map((a) => [a.callPurpose, a.errorKind])).toEqual([
+      expect(r.audit.slice(0, 3).map((a) => [a.callPurpose, a.errorKind])).toEqual([
         ['walk', 'timeout'],
+        ['liveness', 'timeout'],
         ['liveness', 'parameters'],
       ]);
-      expect(r.audit.slice(2).every((a) => a.callPurpose !== 'liveness' && a.errorKind === null)).toBe(true);
+      expect(r.audit.slice(3).every((a) => a.callPurpose !== 'liveness' && a.errorKind === null)).toBe(true);
     },
   );
 
