@@ -31,8 +31,9 @@ export interface Gateway {
   queryEarthquakes(req: EarthquakeRequest, signal?: AbortSignal): Promise<Attempt<EarthquakeResult>>;
   queryIndicator(req: IndicatorRequest, signal?: AbortSignal): Promise<Attempt<IndicatorResult>>;
   /**
-   * Sends `LIVENESS_REQUESTS[operation]`, which the spec has every gateway refuse, within
-   * GATEWAY_TIMEOUT_MS: an HTTP answer of whatever kind says the gateway is there. Leaves the deadlines of queries alone.
+   * Sends `LIVENESS_REQUESTS[operation]`, which the spec has every gateway refuse, within the deadline
+   * the next query would have: an HTTP answer of whatever kind says the gateway is there. Its timeout
+   * lengthens the next deadlines as a query's does; its answer shortens none.
    */
   probeLiveness(operation: Operation, signal?: AbortSignal): Promise<Attempt<unknown>>;
   close(): Promise<void>;

@@ -72,7 +72,7 @@ function callMetrics(registry: Registry): CallObserver {
   const latency = callLatency(registry);
   const probes = new Counter({
     name: `${PREFIX}gateway_liveness_probes_total`,
-    help: 'Liveness probes after timeouts, by operation and whether the gateway answered ("false": not answering at all)',
+    help: 'Liveness probes after timeouts and before queries while the gateway is silent, by operation and whether it answered ("false": not answering at all)',
     labelNames: ['operation', 'answered'],
     registers,
   });

@@ -119,7 +119,7 @@ export async function makeCall<R>(
     );
     throw new ShutdownError('cut off at the shutdown deadline');
   }
-  // Any HTTP answer shows the gateway is there again: its queries need no probe before them.
+  // An HTTP answer, whatever its status, shows the gateway is there again: its queries need no probe before them.
   if (attempt.record.httpStatus !== null) ctx.silentOperations?.delete(operation);
   // Known unbilled (an error answer, an outcome other than succeeded): the unit goes back.
   if (billed(attempt.record) === false) await durable(() => releaseBudget(deps.db, scopes), ctx, deps.log);

@@ -32,7 +32,7 @@ export interface JobContext {
   /** True once shutdown began: no new gateway call may start. */
   stopping?: () => boolean;
   /**
-   * From this many failed attempts of the partition in a row on, a timeout is followed by a liveness
+   * From this count of failed attempts of the partition in a row on, a timeout is followed by a liveness
    * probe, so that a silent gateway is waited out like one that refuses connections, and is not sent
    * queries meanwhile (`silentOperations`). Absent (no outage grace, a plan's sample): never probed.
    */
