@@ -125,6 +125,59 @@ for (const [lo, hi, burst] of [
   );
 }
 
+// Events in a row, quiet on both sides (as test/unit/truncation-cost.test.ts makes them), each order.
+{
+  const pick = createRng(399);
+  const tally = new Map<Mode, number[]>(orders.map((m) => [m, [0, 0, 0, 0]]));
+  for (let i = 0; i < generatedRuns; i++) {
+    const n = 201 + Math.floor(pick() * 199);
+    const seed = 1 + Math.floor(pick() * 1e6);
+    const { events, window } = smallWindow(real[i % 2]!.catalog, n, true, seed);
+    for (const mode of orders) {
+      const r = runWindow(simulatedGateway(events, { mode }, seed), window, freshKnowledge());
+      const over = Math.min(3, Math.max(0, r.calls - Math.ceil(n / 200) - 1));
+      tally.get(mode)![over]!++;
+    }
+  }
+  const byOrder = [...tally].map(([m, counts]) => `${m} ${counts.join('/')}`).join(', ');
+  console.log(`201..399 events in a row, ${generatedRuns} windows each: up to ideal+1 / +2 / +3 / more: ${byOrder}`);
+}
+
+// Filtered windows of 1 to 31 days reaching past the data's end (a stream's last window on a
+// gateway whose data stops), a minimum magnitude leaving 201 to 399 events, each order.
+{
+  const pick = createRng(4242);
+  const t = new Map<Mode, Tally>(orders.map((m) => [m, { calls: 0, ideal: 0, lost: 0, worst: 0 }]));
+  const over = new Map<Mode, number>(orders.map((m) => [m, 0]));
+  let tried = 0;
+  while (tried < generatedRuns / 5) {
+    const { catalog } = real[Math.floor(pick() * 2)]!;
+    const [first, last] = [catalog[0]!.timeMs, catalog.at(-1)!.timeMs];
+    const days = 1 + Math.floor(pick() * 31);
+    const startMs = Math.floor(last - days * DAY + pick() * days * DAY * 0.9);
+    if (startMs < first) continue;
+    const w = { startMs, endMs: startMs + days * DAY - 2000 };
+    const mags = inside(catalog, w)
+      .map((e) => e.magnitude)
+      .sort((a, b) => b - a);
+    const target = 201 + Math.floor(pick() * 199);
+    if (mags.length <= target || mags[target] === mags[target - 1]) continue;
+    const m = mags[target - 1]!;
+    tried++;
+    for (const mode of orders) {
+      const r = runWindow(simulatedGateway(catalog, { mode }, tried), w, freshKnowledge(), { minMagnitude: m });
+      const tally = t.get(mode)!;
+      tally.calls += r.calls;
+      tally.ideal += Math.ceil(target / 200);
+      tally.lost += lostIn(catalog, w, r, m).length + (r.failure ? 1 : 0);
+      tally.worst = Math.max(tally.worst, r.calls - Math.ceil(target / 200));
+      if (r.calls > Math.ceil(target / 200) + 2) over.set(mode, over.get(mode)! + 1);
+    }
+  }
+  for (const mode of orders)
+    line(`past the data's end, ${mode}`, t.get(mode)!, `, over ideal+2 in ${over.get(mode)} of ${tried}`);
+}
+
 // Largest magnitude first, M2.5+, around the May aftershock sequence.
 const may = real[0]!.catalog;
 const m25: Interval = { startMs: Date.parse('2025-05-01T00:00:00Z'), endMs: Date.parse('2025-06-05T00:00:00Z') };

@@ -610,6 +610,42 @@ describe('geometry', () => {
   });
 });
 
+describe('a first answer whose events reach neither end of the window', () => {
+  // 350 events in six hours of a 31-day window: quiet on both sides, as a stream whose window reaches past its data.
+  const w = { startMs: START, endMs: START + 31 * DAY - 2000 };
+  const catalog = uniform(350, START + 10 * DAY, START + 10 * DAY + 6 * 3_600_000, 8);
+
+  /** The read step by step, its frontier persisted and read back after every answer. */
+  function persisted(mode: 'newest' | 'oldest' | 'random') {
+    const gateway = simulatedGateway(catalog, { mode }, 8);
+    let f = initialFrontier(w, knowledgeFor(w, knownCap(200), {}));
+    const ids = new Set<string>();
+    let calls = 0;
+    for (let q = nextQuery(f); q; q = nextQuery(f), calls++) {
+      const events = gateway.query({ region: q.region, circle: q.circle });
+      events.forEach((e) => ids.add(e.id));
+      const next = advance(f, { events }).frontier;
+      f = savedFrontierSchema.parse(JSON.parse(JSON.stringify(next)));
+      expect(f).toEqual(next);
+    }
+    return { calls, ids };
+  }
+
+  it.each([
+    ['newest', 5],
+    ['oldest', 4],
+    ['random', 4],
+  ] as const)('%s-first: asks the part below first, stores every event, in %s calls persisted or not', (mode, most) => {
+    const run = runWindow(simulatedGateway(catalog, { mode }, 8), w, knownCap(200));
+    expect(run.failure).toBeNull();
+    expect(lostIn(catalog, w, run)).toEqual([]);
+    expect(run.calls).toBeLessThanOrEqual(most);
+    const { calls, ids } = persisted(mode);
+    expect(calls).toBe(run.calls);
+    expect(ids.size).toBe(catalog.length);
+  });
+});
+
 describe('a window queued by a version that planned whole 31 days', () => {
   it('is read in pieces the gateway accepts, losing nothing', () => {
     const w = { startMs: Date.UTC(2025, 6, 1), endMs: Date.UTC(2025, 7, 1) };

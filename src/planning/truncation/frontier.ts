@@ -79,6 +79,13 @@ export const taskSchema = z.discriminatedUnion('kind', [
     /** Full answers in a row for this chunk: each shrinks it at least geometrically. */
     fullAnswers: z.number().int().nonnegative(),
     held: heldSchema,
+    /**
+     * Where the rest of the region is cut once this chunk is proven, each part then asked whole: the
+     * thirds of a first answer whose events reach neither end, asked one at a time (first-answer.ts
+     * `outerPartFirst`); empty for the walk an outer part's answer turned, whose rest is cut where the
+     * events it knows end (`knownAndPast`). Absent for every other walk.
+     */
+    restCuts: z.array(z.number().int()).optional(),
   }),
   /** A crowded stretch cut by place: one circle of a cover of the sphere, asked whole. */
   z.strictObject({ kind: z.literal('scan'), region: regionSchema, circle: circleTaskSchema, held: heldSchema }),

@@ -46,14 +46,16 @@ import {
 } from './frontier.js';
 import { resumeFrontier, type WindowKnowledge } from './knowledge.js';
 import { fitOf, type Fit } from './fit.js';
-import { holdsStored, leftOver, recountOf, startWalk, stepWalk, walkQuery, type Sizing } from './walk.js';
+import { startWalk, walkQuery, type Sizing } from './place.js';
+import { holdsStored, leftOver, recountOf } from './sample.js';
+import { stepWalk } from './walk.js';
 
 export * from './frontier.js';
 export * from './cap.js';
 export * from './knowledge.js';
 export { savedFrontierSchema } from './saved-frontier.js';
 export { splitForLanes } from './lanes.js';
-export { FILL, walkQuery } from './walk.js';
+export { FILL, walkQuery } from './place.js';
 
 type Tally = { confirmed: number; refuted: number };
 

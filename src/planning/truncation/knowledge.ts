@@ -41,7 +41,7 @@ import {
 } from './frontier.js';
 import { fitOf } from './fit.js';
 import { spreadTimes, unitOf } from './units.js';
-import { startWalk } from './walk.js';
+import { startWalk } from './place.js';
 
 /** Points of stored events a window sizes its chunks from: at most this many, each standing for the events between. */
 export const MAX_STORED_POINTS = 2000;

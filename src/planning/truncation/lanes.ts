@@ -13,7 +13,8 @@
 import { capKnown, sizingCap } from './cap.js';
 import { clampCut, splitAt, type Frontier, type Region, type Task, type WalkTask } from './frontier.js';
 import { evenTake, fitOf, type Fit } from './fit.js';
-import { leftOver, startWalk } from './walk.js';
+import { startWalk } from './place.js';
+import { leftOver } from './sample.js';
 
 /**
  * Lanes are cut once the read counted this many sizing caps of stored events again: lanes are cut
