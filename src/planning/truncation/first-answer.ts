@@ -7,6 +7,7 @@
 import { SECOND_MS } from '../../domain/time.js';
 import {
   clampCut,
+  cutAt,
   mergeEvents,
   splitAt,
   type Order,
@@ -44,7 +45,7 @@ import { estimateSample, exactSample, leftOver, recounted } from './sample.js';
  * unseen. Others among them (a subset kept at random): whole where the answer's events there,
  * counted as the proof counted its own, stay within a chunk's fill, else the first answer's thirds.
  */
-export function restInParts(t: WalkTask, events: readonly SeenEvent[], rest: Region, fit: Fit): WalkTask | WalkTask[] {
+export function restInParts(t: WalkTask, events: readonly SeenEvent[], rest: Region, fit: Fit): WalkTask[] {
   const sample = t.sample!;
   const counted = recounted(leftOver(sample, rest) ?? sample, sample, walkQuery(t), events.length);
   const left = showsFarEnd(t, events) ? { ...counted, perPoint: 1 } : counted;
@@ -57,8 +58,7 @@ export function restInParts(t: WalkTask, events: readonly SeenEvent[], rest: Reg
   const whole = !past && fewer && inside * left.perPoint <= FILL * fit.cap;
   const within = (c: number) => c > rest.lo + SECOND_MS && c < rest.hi - SECOND_MS;
   const parts = whole ? [rest] : cutAt(rest, (past ? [pastSample(t)] : (t.restCuts ?? [])).filter(within));
-  const walks = askedWhole(t, parts, fit, left);
-  return walks.length === 1 ? walks[0]! : walks;
+  return askedWhole(t, parts, fit, left);
 }
 
 /**
@@ -68,7 +68,7 @@ export function restInParts(t: WalkTask, events: readonly SeenEvent[], rest: Reg
  * the cap, and the stretch past them, which a walk sized from the known events' rate crossed a chunk
  * at a time where it was quiet (a window reaching past the data). Null where few are known.
  */
-export function knownAndPast(t: WalkTask, rest: Region, fit: Fit, rate: Rate): WalkTask | WalkTask[] | null {
+export function knownAndPast(t: WalkTask, rest: Region, fit: Fit, rate: Rate): WalkTask[] | null {
   const known = t.sample!.points.filter((p) => p > rest.lo && p < rest.hi).length;
   if (known < (FILL * fit.cap) / 2 || known > fit.cap - exactMargin(fit.cap)) return null;
   const cut = pastSample(t);
@@ -79,16 +79,13 @@ export function knownAndPast(t: WalkTask, rest: Region, fit: Fit, rate: Rate): W
 }
 
 /**
- * Whether every event the proof found that the walk's sample lacked lies nearer the walk's end than
- * all of the sample: what a gateway keeping the far end leaves out of its first answer.
+ * Whether the proof found events the walk's sample lacked, all nearer the walk's end than the whole
+ * sample: what a gateway keeping the far end leaves out of its first answer.
  */
-function keptFromFarEnd(t: WalkTask, events: readonly SeenEvent[]): boolean {
-  return newEvents(t, events).every((e) => flip(t.from, e.timeMs) > sampleTop(t));
-}
-
-/** `keptFromFarEnd` with at least one event the sample lacked: evidence of the order, not only no evidence against it. */
-const showsFarEnd = (t: WalkTask, events: readonly SeenEvent[]): boolean =>
-  newEvents(t, events).length > 0 && keptFromFarEnd(t, events);
+const showsFarEnd = (t: WalkTask, events: readonly SeenEvent[]): boolean => {
+  const fresh = newEvents(t, events);
+  return fresh.length > 0 && fresh.every((e) => flip(t.from, e.timeMs) > sampleTop(t));
+};
 
 const newEvents = (t: WalkTask, events: readonly SeenEvent[]): SeenEvent[] => {
   const ids = new Set(t.sample!.ids);
@@ -109,13 +106,17 @@ const SHOWN_BY = 10;
 /**
  * The order an outer part's proof shows, as a proof of a guessed chunk does: the far end kept when
  * every event the sample lacked lies past it (`showsFarEnd`), the walk's own end when the part held
- * many of the sample's events and no others (a gateway keeping any other order adds events there).
+ * ten or more of the sample's events and no others (a gateway keeping another order adds events there).
  */
 export function partShows(t: WalkTask, events: readonly SeenEvent[]): { order: Order; held: true } | null {
   if (t.restCuts === undefined || t.sample?.trust !== 'estimate') return null;
   if (showsFarEnd(t, events)) return { order: other(t.from), held: true };
   return newEvents(t, events).length === 0 && events.length >= SHOWN_BY ? { order: t.from, held: true } : null;
 }
+
+/** The ids of the sample's events inside region `r`. */
+const idsInside = (s: Sample, r: Region): string[] =>
+  s.ids.filter((_, i) => s.points[i]! > r.lo && s.points[i]! < r.hi);
 
 /** The sample's point nearest the walk's end, anchored. */
 const sampleTop = (t: WalkTask): number => Math.max(...t.sample!.points.map((p) => flip(t.from, p)));
@@ -131,18 +132,6 @@ function askedWhole(t: WalkTask, parts: readonly Region[], fit: Fit, sample: Sam
     reach: null,
     fullAnswers: 1,
   }));
-}
-
-/** `r` cut at whole seconds `cuts` (ascending), neighbours overlapping by a second, lowest first. */
-function cutAt(r: Region, cuts: readonly number[]): Region[] {
-  const out: Region[] = [];
-  let rest = r;
-  for (const c of cuts) {
-    const [head, tail] = splitAt(rest, c);
-    out.push(head);
-    rest = tail;
-  }
-  return [...out, rest];
 }
 
 /**
@@ -213,10 +202,11 @@ export function turnAtFarEnd(t: WalkTask, events: readonly SeenEvent[], s: Sizin
   const to = other(t.from);
   if (!s.guesses.includes(to) || !showsFarEnd(t, events)) return null;
   const chunk = walkQuery(t);
-  const within = (p: number) => p > chunk.lo && p < chunk.hi;
   const got = new Set(events.map((e) => e.id));
-  const inside = sample.ids.filter((_, i) => within(sample.points[i]!));
-  const beyond = sample.points.flatMap((p, i) => (within(p) ? [] : [{ id: sample.ids[i]!, timeMs: p }]));
+  const inside = idsInside(sample, chunk);
+  const beyond = sample.points.flatMap((p, i) =>
+    inside.includes(sample.ids[i]!) ? [] : [{ id: sample.ids[i]!, timeMs: p }],
+  );
   if (inside.length === 0 || beyond.length === 0 || !inside.every((id) => got.has(id))) return null;
   const turned = startWalk(t.region, to, s, null, exactSample(mergeEvents(events, beyond)), t.stored);
   return turned.reach === null ? null : { ...turned, fullAnswers: t.fullAnswers + 1, restCuts: [] };
@@ -224,24 +214,23 @@ export function turnAtFarEnd(t: WalkTask, events: readonly SeenEvent[], s: Sizin
 
 /**
  * A chunk placed under an order guess from a region's whole first answer came back full: the gateway
- * keeps neither end, and the two answers, read as samples of one set, say how many events the region
- * holds (Chapman). Under two chunks' worth, it is cut in two where the first answer's events lie,
+ * keeps neither end, and the two answers, read as samples of one set, give the region's count
+ * (Chapman). Under two chunks' worth, it is cut in two where the first answer's events lie,
  * each part asked whole: a walk sized from the rate of its first proof went on a chunk at a time into
  * what the first answer had shown quiet (a window reaching past the data, read in random order:
- * ideal + 3 to + 5). More, and the walk goes on as after any full answer.
+ * ideal + 3 to + 5). More, and the walk goes on as after every other full answer.
  */
 export function refutedInHalves(t: WalkTask, events: readonly SeenEvent[], s: Sizing): WalkTask[] | null {
   const first = t.sample;
   if (!t.guessed || first?.trust !== 'exact' || t.fullAnswers !== 1 || t.restCuts !== undefined) return null;
   // Times reported coarsely may have refuted the guess by ties alone, and say little of where a cut lies.
   if (unitOf(first.points) > SECOND_MS) return null;
-  const chunk = walkQuery(t);
-  const inChunk = first.ids.filter((_, i) => first.points[i]! > chunk.lo && first.points[i]! < chunk.hi);
+  const inChunk = idsInside(first, walkQuery(t));
   if (inChunk.length === 0) return null;
   const got = new Set(events.map((e) => e.id));
   const both = inChunk.filter((id) => got.has(id)).length;
   // Every event of the first in the chunk kept again: a gateway ranking events by something fixed
-  // (magnitude, id), whose two answers say nothing of how many there are.
+  // (magnitude, id), whose two answers give no count.
   if (both === inChunk.length) return null;
   const held = Math.max(FULL_GROWTH * s.cap, chapman(inChunk.length, events.length, both));
   const total = (held * first.points.length) / inChunk.length;

@@ -223,6 +223,21 @@ export function clampCut(r: Region, at: number): number | null {
   return Math.min(Math.max(Math.round(at / SECOND_MS) * SECOND_MS, r.lo + 2 * SECOND_MS), r.hi - SECOND_MS);
 }
 
+/** `r` cut at whole seconds near `cuts` (ascending), neighbours overlapping by a second, lowest first. */
+export function cutAt(r: Region, cuts: readonly number[]): Region[] {
+  const out: Region[] = [];
+  let rest = r;
+  for (const c of cuts) {
+    const at = clampCut(rest, c);
+    if (at === null || at <= rest.lo + SECOND_MS) continue;
+    const [head, tail] = splitAt(rest, at);
+    out.push(head);
+    rest = tail;
+  }
+  out.push(rest);
+  return out;
+}
+
 /** Union by id, first occurrence wins. */
 export function mergeEvents(...lists: (readonly SeenEvent[])[]): SeenEvent[] {
   const byId = new Map<string, SeenEvent>();

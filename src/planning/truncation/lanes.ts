@@ -11,7 +11,7 @@
  * instead (src/worker/slots.ts).
  */
 import { capKnown, sizingCap } from './cap.js';
-import { clampCut, splitAt, type Frontier, type Region, type Task, type WalkTask } from './frontier.js';
+import { cutAt, type Frontier, type Region, type Task, type WalkTask } from './frontier.js';
 import { evenTake, fitOf, type Fit } from './fit.js';
 import { startWalk } from './place.js';
 import { leftOver } from './sample.js';
@@ -73,21 +73,6 @@ function storedCut(t: WalkTask, points: number[], fit: Fit): Cut {
       );
     },
   };
-}
-
-/** `r` cut at whole seconds near `cuts` (ascending), neighbours overlapping by a second, lowest first. */
-function cutAt(r: Region, cuts: readonly number[]): Region[] {
-  const out: Region[] = [];
-  let rest = r;
-  for (const c of cuts) {
-    const at = clampCut(rest, c);
-    if (at === null || at <= rest.lo + 1000) continue;
-    const [head, tail] = splitAt(rest, at);
-    out.push(head);
-    rest = tail;
-  }
-  out.push(rest);
-  return out;
 }
 
 /**

@@ -68,7 +68,7 @@ export const ceilSecond = (t: number): number => Math.ceil(t / SECOND_MS) * SECO
 
 const descending = (xs: readonly number[]): number[] => [...xs].sort((a, b) => b - a);
 
-/** Where an answer's events to a query of `region` are guessed to lie, their times reported to any unit. */
+/** Where an answer's events to a query of `region` are guessed to lie, whatever unit their times are reported to. */
 export const whereIn = (events: readonly SeenEvent[], region: Region): readonly number[] => {
   const times = events.map((e) => e.timeMs);
   return spreadTimes(times, region, unitOf(times));
@@ -216,7 +216,7 @@ export function place(
         : take === 0
           ? spread[0]!
           : Math.max((spread[take - 1]! + spread[take]!) / 2, spread[take]! + SECOND_MS);
-    // Stored events are the best measure there is; any other sample is only trusted as far as the rate agrees.
+    // Stored events are the best measure there is; every other sample is trusted only as far as the rate agrees.
     const trustPoints = sample?.trust === 'stored' && byPoints !== null;
     const candidates = (trustPoints ? [byPoints] : [byRate, byPoints]).filter((v): v is number => v !== null);
     x = candidates.length > 0 ? Math.max(...candidates) : null;

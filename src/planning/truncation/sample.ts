@@ -26,7 +26,7 @@ const RECOUNT_MARGIN = 1.1;
 /**
  * An estimated sample's rest after a chunk it sized was proven: each point stands for as many events
  * as the points inside that chunk did (its exact count over its points, a tenth more), when that is
- * fewer than the guess made before any count. A window of 201 to 260 events then asks its rest
+ * fewer than the guess made before the first count. A window of 201 to 260 events then asks its rest
  * whole; never more, since a sample leaning toward one end (oldest-first, read as a subset) has few
  * points in the chunk and would size the rest as a burst.
  */

@@ -35,8 +35,8 @@ import { cutInThirds, knownAndPast, partShows, refutedInHalves, restInParts, tur
  * is what the rest is like (a window reaching past the newest event is quiet at its top). An empty
  * chunk counts as a rate of zero there: the next chunk is the whole rest unless a sample bounds it.
  */
-function afterProof(t: WalkTask, events: readonly SeenEvent[], fit: Fit): WalkTask | WalkTask[] | null {
-  if (t.reach === null) return null;
+function afterProof(t: WalkTask, events: readonly SeenEvent[], fit: Fit): WalkTask[] {
+  if (t.reach === null) return [];
   const a = anchored(t.from, t.region);
   const reach = flip(t.from, t.reach);
   const chunk = walkQuery(t);
@@ -66,14 +66,16 @@ function afterProof(t: WalkTask, events: readonly SeenEvent[], fit: Fit): WalkTa
     const parts = knownAndPast(t, rest, fit, addCount(t.rate, events.length, ms));
     if (parts) return parts;
   }
-  return startWalk(
-    rest,
-    t.from,
-    fit,
-    edge ? { events: 0, ms: Math.max(1, ms) } : addCount(t.rate, events.length, ms),
-    answered && atLeastTheRest(recounted(answered, t.sample!, walkQuery(t), events.length), fit, events.length),
-    stored,
-  );
+  return [
+    startWalk(
+      rest,
+      t.from,
+      fit,
+      edge ? { events: 0, ms: Math.max(1, ms) } : addCount(t.rate, events.length, ms),
+      answered && atLeastTheRest(recounted(answered, t.sample!, walkQuery(t), events.length), fit, events.length),
+      stored,
+    ),
+  ];
 }
 
 /** A unit this many times shorter than its chunk places the chunk's events as reported. */
@@ -155,7 +157,7 @@ function afterFull(
   const shrink = MAX_SHRINK * (t.fullAnswers > 0 && !t.guessed ? 0.75 : 1);
   const p = place(a, s, rate, seenFrom(from, chunk, sample), fullReach, exact || counted ? null : shrink * span);
   if (p === 'crowded' || p.reach === null) return 'crowded';
-  // A part asked again is walked like any chunk: its rest is no longer cut where the first answer's events were.
+  // A part asked again is walked like every other chunk: its rest is no longer cut where the first answer's events were.
   const { restCuts, ...walk } = t;
   return { ...walk, from, reach: flip(from, p.reach), guessed: p.guessed, sample, fullAnswers: t.fullAnswers + 1 };
 }
@@ -173,9 +175,8 @@ export function stepWalk(
 ): WalkStep {
   const tested = t.guessed ? t.from : null;
   if (!full) {
-    const next = afterProof(t, events, s);
     return {
-      next: next === null ? [] : Array.isArray(next) ? next : [next],
+      next: afterProof(t, events, s),
       crowded: null,
       proven: events.length,
       guess: partShows(t, events) ?? (tested && { order: tested, held: true }),
