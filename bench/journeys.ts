@@ -48,10 +48,21 @@ const JOURNEYS: Record<string, Run> = {
     const [from, to] = ['2025-08-20T00:00:00Z', '2025-09-16T12:00:00Z'];
     report(await j.step('M4.9+ 08-20..09-16T12 (201 events)', eq(from, to, '--min-magnitude', '4.9')));
   },
-  /** A filtered stream whose window reaches past the data on a fresh database: its first answer reaches neither end. */
+  /** A filtered stream whose window reaches past the data on a fresh database (its first answer reaches neither end), then read again, refreshed, and an overlapping range. */
   'past-the-data': async (j, report) => {
     // The bundled data ends on 09-18: the window's last 13 days are quiet.
     report(await j.step('M4.5+ 09-01..10-01 (282 events)', eq('2025-09-01', '2025-10-01', '--min-magnitude', '4.5')));
+    report(await j.step('the same again', eq('2025-09-01', '2025-10-01', '--min-magnitude', '4.5')));
+    await j.lapse();
+    const refresh = eq('2025-09-01', '2025-10-01', '--min-magnitude', '4.5', '--refresh');
+    report(await j.step('refresh of it (cap lapsed)', refresh));
+    await j.lapse();
+    report(
+      await j.step(
+        'M4.5+ 08-10..09-20, overlapping (cap lapsed)',
+        eq('2025-08-10', '2025-09-20', '--min-magnitude', '4.5'),
+      ),
+    );
   },
 };
 
