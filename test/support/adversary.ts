@@ -549,3 +549,66 @@ export function reReadCost(
     }
   return t;
 }
+
+/** A window reaching past its catalog's data, and the filter that leaves its `n` events. */
+export interface WindowPastTheData {
+  catalog: readonly CatalogEvent[];
+  window: Interval;
+  minMagnitude: number | null;
+  n: number;
+}
+
+const PAST_DAY_MS = 86_400_000;
+
+const eventsIn = (c: readonly CatalogEvent[], w: Interval, m: number | null) =>
+  c.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs && (m === null || e.magnitude >= m));
+
+/**
+ * Windows of 1 to 31 days reaching past the data's end of one of the sorted `catalogs`, a minimum
+ * magnitude leaving 201 to 399 events: a filtered stream's last window on a gateway whose data
+ * stops, its first answer reaching the window's start and leaving the top quiet.
+ */
+export function filteredWindowsPastTheData(
+  catalogs: ReadonlyArray<readonly CatalogEvent[]>,
+  count: number,
+  seed: number,
+) {
+  const pick = createRng(seed);
+  const out: WindowPastTheData[] = [];
+  while (out.length < count) {
+    const catalog = catalogs[Math.floor(pick() * catalogs.length)]!;
+    const days = 1 + Math.floor(pick() * 31);
+    const startMs = Math.floor(catalog.at(-1)!.timeMs - days * PAST_DAY_MS + pick() * days * PAST_DAY_MS * 0.9);
+    if (startMs < catalog[0]!.timeMs) continue;
+    const window = { startMs, endMs: startMs + days * PAST_DAY_MS - 2000 };
+    const mags = eventsIn(catalog, window, null)
+      .map((e) => e.magnitude)
+      .sort((a, b) => b - a);
+    const n = 201 + Math.floor(pick() * 199);
+    if (mags.length <= n || mags[n] === mags[n - 1]) continue;
+    out.push({ catalog, window, minMagnitude: mags[n - 1]!, n });
+  }
+  return out;
+}
+
+/**
+ * Dense windows of 1 to 31 days (every event, M1.5+ or M2.5+) reaching past the data's end or
+ * before its start of the sorted `catalogs` in turn, a tenth to nine tenths of each inside the data.
+ */
+export function denseWindowsPastTheData(catalogs: ReadonlyArray<readonly CatalogEvent[]>, count: number, seed: number) {
+  const pick = createRng(seed);
+  return Array.from({ length: count }, (_, i): WindowPastTheData => {
+    const catalog = catalogs[i % catalogs.length]!;
+    const days = 1 + Math.floor(pick() * 31);
+    const minMagnitude = [null, 1.5, 2.5][Math.floor(pick() * 3)]!;
+    const after = pick() < 0.5;
+    const share = 0.1 + 0.8 * pick();
+    const startMs = Math.floor(
+      after
+        ? catalog.at(-1)!.timeMs - share * days * PAST_DAY_MS
+        : catalog[0]!.timeMs - (1 - share) * days * PAST_DAY_MS,
+    );
+    const window = { startMs, endMs: startMs + days * PAST_DAY_MS - 1000 };
+    return { catalog, window, minMagnitude, n: eventsIn(catalog, window, minMagnitude).length };
+  });
+}

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { haversineKm } from '../../src/domain/geo.js';
+import type { Interval } from '../../src/domain/interval.js';
 import { createRng } from '@gateway-ingest/emulator';
 import { circleCuts, sphereCover } from '../../src/planning/truncation/circles.js';
 import { spreadTimes, unitOf } from '../../src/planning/truncation/units.js';
@@ -610,26 +611,33 @@ describe('geometry', () => {
   });
 });
 
+/**
+ * A window read step by step on a fresh database, its frontier persisted and read back after every
+ * answer; `quiet`: whether a walk read a stretch past the first answer as quiet.
+ */
+function readPersisted(catalog: readonly CatalogEvent[], w: Interval, mode: Mode, seed: number) {
+  const gateway = simulatedGateway(catalog, { mode }, seed);
+  let f = initialFrontier(w, knowledgeFor(w, knownCap(200), {}));
+  const ids = new Set<string>();
+  let calls = 0;
+  let quiet = false;
+  for (let q = nextQuery(f); q; q = nextQuery(f), calls++) {
+    const events = gateway.query({ region: q.region, circle: q.circle });
+    events.forEach((e) => ids.add(e.id));
+    const next = advance(f, { events }).frontier;
+    f = savedFrontierSchema.parse(JSON.parse(JSON.stringify(next)));
+    expect(f).toEqual(next);
+    quiet ||= f.tasks.some((t) => t.kind === 'walk' && t.quietPast !== undefined);
+  }
+  return { calls, ids, quiet };
+}
+
 describe('a first answer whose events reach neither end of the window', () => {
   // 350 events in six hours of a 31-day window: quiet on both sides, as a stream whose window reaches past its data.
   const w = { startMs: START, endMs: START + 31 * DAY - 2000 };
   const catalog = uniform(350, START + 10 * DAY, START + 10 * DAY + 6 * 3_600_000, 8);
 
-  /** The read step by step, its frontier persisted and read back after every answer. */
-  function persisted(mode: 'newest' | 'oldest' | 'random') {
-    const gateway = simulatedGateway(catalog, { mode }, 8);
-    let f = initialFrontier(w, knowledgeFor(w, knownCap(200), {}));
-    const ids = new Set<string>();
-    let calls = 0;
-    for (let q = nextQuery(f); q; q = nextQuery(f), calls++) {
-      const events = gateway.query({ region: q.region, circle: q.circle });
-      events.forEach((e) => ids.add(e.id));
-      const next = advance(f, { events }).frontier;
-      f = savedFrontierSchema.parse(JSON.parse(JSON.stringify(next)));
-      expect(f).toEqual(next);
-    }
-    return { calls, ids };
-  }
+  const persisted = (mode: Mode) => readPersisted(catalog, w, mode, 8);
 
   it.each([
     ['newest', 5],
@@ -644,6 +652,29 @@ describe('a first answer whose events reach neither end of the window', () => {
     expect(calls).toBe(run.calls);
     expect(ids.size).toBe(catalog.length);
   });
+});
+
+describe('a window reaching past the data, read from a gateway that keeps neither end', () => {
+  // 330 events in the first four days of a 20-day window: the first answer reaches its start and leaves 16 days quiet.
+  const w = { startMs: START, endMs: START + 20 * DAY };
+  const catalog = uniform(330, START + 3_600_000, START + 4 * DAY, 12);
+
+  const persisted = (mode: Mode) => readPersisted(catalog, w, mode, 12);
+
+  it.each([['magnitude'], ['random'], ['permutation']] as const)(
+    '%s: the quiet days are asked with the last events, not a chunk at a time; persisted or not, the same calls',
+    (mode) => {
+      const run = runWindow(simulatedGateway(catalog, { mode }, 12), w, knownCap(200));
+      expect(run.failure).toBeNull();
+      expect(lostIn(catalog, w, run)).toEqual([]);
+      // The first answer, the guess it suggests, then two chunks: ideal + 2.
+      expect(run.calls).toBeLessThanOrEqual(4);
+      const { calls, ids, quiet } = persisted(mode);
+      expect(calls).toBe(run.calls);
+      expect(ids.size).toBe(catalog.length);
+      expect(quiet || mode === 'random').toBe(true);
+    },
+  );
 });
 
 describe('a window queued by a version that planned whole 31 days', () => {

@@ -86,6 +86,13 @@ export const taskSchema = z.discriminatedUnion('kind', [
      * events it knows end (`knownAndPast`). Absent for every other walk.
      */
     restCuts: z.array(z.number().int()).optional(),
+    /**
+     * Past this time, on the side away from the walk's end, the region's whole first answer held no
+     * event, and a chunk placed under an order guess then showed the gateway keeps neither end: its
+     * answers are a subset spread over the events, so that stretch holds few, and sizing counts no
+     * rate there. Absent for every other walk.
+     */
+    quietPast: z.number().int().optional(),
   }),
   /** A crowded stretch cut by place: one circle of a cover of the sphere, asked whole. */
   z.strictObject({ kind: z.literal('scan'), region: regionSchema, circle: circleTaskSchema, held: heldSchema }),

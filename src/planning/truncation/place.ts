@@ -105,9 +105,12 @@ export const WHOLE_FILL = 0.9;
  */
 const WHOLE_FILL_COUNTED = 0.97;
 
-function wholeFits(r: Region, fit: Fit, rate: number | null, sample: Sample | null): boolean {
+/** The ms of anchored `r` a rate counts: none below `quiet` (`WalkTask.quietPast`, anchored). */
+const ratedMs = (r: Region, quiet: number | null): number => Math.max(0, r.hi - Math.max(r.lo, quiet ?? r.lo));
+
+function wholeFits(r: Region, fit: Fit, rate: number | null, sample: Sample | null, quiet: number | null): boolean {
   if (sample?.trust === 'exact') return false;
-  const byRate = rate === null ? 0 : rate * (r.hi - r.lo);
+  const byRate = rate === null ? 0 : rate * ratedMs(r, quiet);
   const byPoints = sample ? sample.points.filter((t) => t > r.lo).length * sample.perPoint : 0;
   if (sample?.trust === 'stored') return byPoints <= storedTake(fit, sample.perPoint) * sample.perPoint;
   const fill = sample === null ? WHOLE_FILL_COUNTED : WHOLE_FILL;
@@ -124,9 +127,16 @@ function wholeFits(r: Region, fit: Fit, rate: number | null, sample: Sample | nu
  */
 const HALVES = 0.8;
 
-function inHalves(r: Region, fit: Fit, rate: number | null, sample: Sample | null, fullReach: number | null): boolean {
+function inHalves(
+  r: Region,
+  fit: Fit,
+  rate: number | null,
+  sample: Sample | null,
+  fullReach: number | null,
+  quiet: number | null,
+): boolean {
   if (sample?.trust !== 'estimate' || fullReach !== null || rate === null) return false;
-  const expected = rate * (r.hi - r.lo);
+  const expected = rate * ratedMs(r, quiet);
   return expected > HALVES * fit.cap && expected <= 2 * FILL * fit.cap;
 }
 
@@ -174,7 +184,8 @@ export function exactCutFits(events: readonly SeenEvent[], from: Order, chunk: R
 /**
  * Where the next chunk of anchored region `r` should reach: the lowest point above which the
  * estimate stays within the target. `fullReach`: after a full answer, the chunk must end strictly
- * above this anchored point (it is asked smaller); `shrinkMs`: and span at most this much.
+ * above this anchored point (it is asked smaller); `shrinkMs`: and span at most this much. `quiet`:
+ * the rate counts nothing below this anchored point (`WalkTask.quietPast`).
  */
 export function place(
   r: Region,
@@ -183,6 +194,7 @@ export function place(
   seen: Seen | null,
   fullReach: number | null,
   shrinkMs: number | null,
+  quiet: number | null = null,
 ): Placement | 'crowded' {
   const sample = seen?.sample ?? null;
   const unit = seen?.unit ?? SECOND_MS;
@@ -201,7 +213,9 @@ export function place(
     // Points spread over their units where reported coarsely.
     const spread = seen?.spread.filter((p) => p < r.hi + SECOND_MS) ?? [];
     const target = FILL * fit.cap;
-    const byRate = rate ? r.hi - target / rate : null;
+    const atRate = rate ? r.hi - target / rate : null;
+    // Where the rate reaches the target only inside the quiet stretch, it bounds nothing short of the region's end.
+    const byRate = atRate !== null && quiet !== null && atRate < quiet ? r.lo : atRate;
     const take = !sample
       ? Infinity
       : sample.trust === 'stored'
@@ -221,12 +235,13 @@ export function place(
     const candidates = (trustPoints ? [byPoints] : [byRate, byPoints]).filter((v): v is number => v !== null);
     x = candidates.length > 0 ? Math.max(...candidates) : null;
   }
-  const half = inHalves(r, fit, rate, sample, fullReach);
+  const half = inHalves(r, fit, rate, sample, fullReach, quiet);
   // After a full answer whose points said nothing of the region, halve it: where its events lie is unknown.
-  if (half || (coarse && fullReach !== null && (x === null || x >= r.hi - 2 * SECOND_MS))) x = (r.lo + r.hi) / 2;
+  if (half || (coarse && fullReach !== null && (x === null || x >= r.hi - 2 * SECOND_MS)))
+    x = (Math.max(r.lo, quiet ?? r.lo) + r.hi) / 2;
   const lowest = fullReach === null ? r.lo : fullReach + SECOND_MS;
   const shrunk = shrinkMs === null ? lowest : Math.max(lowest, r.hi - shrinkMs);
-  if (x === null || (fullReach === null && !half && (x <= r.lo || wholeFits(r, fit, rate, sample))))
+  if (x === null || (fullReach === null && !half && (x <= r.lo || wholeFits(r, fit, rate, sample, quiet))))
     return { reach: null, guessed };
   const reach = Math.max(ceilSecond(Math.max(x, shrunk)), r.lo + SECOND_MS);
   if (!Number.isSafeInteger(reach)) throw new Error(`walk placement produced ${reach} in ${r.lo}..${r.hi}`);
@@ -240,7 +255,8 @@ export function place(
 
 /**
  * A new walk over `region` from end `from`, its first chunk placed from what is known: `sample`
- * when given, else the events stored there (`stored`, the stored sample by default).
+ * when given, else the events stored there (`stored`, the stored sample by default); the rate counts
+ * nothing past `quietPast` (`WalkTask.quietPast`).
  */
 export function startWalk(
   region: Region,
@@ -249,6 +265,7 @@ export function startWalk(
   rate: Rate | null,
   sample: Sample | null,
   stored: Sample | null = sample?.trust === 'stored' ? sample : null,
+  quietPast?: number,
 ): WalkTask {
   const task: WalkTask = {
     kind: 'walk',
@@ -261,10 +278,12 @@ export function startWalk(
     stored,
     fullAnswers: 0,
     held: null,
+    ...(quietPast === undefined ? {} : { quietPast }),
   };
   sample = task.sample;
   const a = anchored(from, region);
-  const p = place(a, fit, perMs(rate), seenFrom(from, region, sample), null, null);
+  const quiet = quietPast === undefined ? null : flip(from, quietPast);
+  const p = place(a, fit, perMs(rate), seenFrom(from, region, sample), null, null, quiet);
   if (p === 'crowded' || p.reach === null) return task;
   return { ...task, reach: flip(from, p.reach), guessed: p.guessed };
 }

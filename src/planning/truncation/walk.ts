@@ -27,7 +27,15 @@ import {
   whereIn,
 } from './place.js';
 import { atLeastTheRest, estimateSample, exactSample, leftOver, recounted, storedIn } from './sample.js';
-import { cutInThirds, knownAndPast, partShows, refutedInHalves, restInParts, turnAtFarEnd } from './first-answer.js';
+import {
+  cutInThirds,
+  knownAndPast,
+  partShows,
+  quietPastOf,
+  refutedInHalves,
+  restInParts,
+  turnAtFarEnd,
+} from './first-answer.js';
 
 /**
  * After a chunk came back below the cap: the chunk is proven, the walk goes on below it. Its rate
@@ -74,6 +82,7 @@ function afterProof(t: WalkTask, events: readonly SeenEvent[], fit: Fit): WalkTa
       edge ? { events: 0, ms: Math.max(1, ms) } : addCount(t.rate, events.length, ms),
       answered && atLeastTheRest(recounted(answered, t.sample!, walkQuery(t), events.length), fit, events.length),
       stored,
+      t.quietPast,
     ),
   ];
 }
@@ -122,7 +131,11 @@ function afterFull(
     anchored(t.from, chunk),
     probedFull.map((r) => anchored(t.from, r)),
   );
-  const open = (o: Order) => !t.guessed && s.guesses.includes(o);
+  // A full answer from a chunk reaching into the quiet stretch says it is not quiet: a gateway
+  // ranking events by something that follows time (ids numbered in order) left it out of the first
+  // answer. Its events are read as a sample, the chunk asked next sized from the walk's own rate.
+  const notQuiet = t.quietPast !== undefined && anchored(t.from, chunk).lo < flip(t.from, t.quietPast);
+  const open = (o: Order) => !t.guessed && !notQuiet && s.guesses.includes(o);
   // Events reaching the far end only read as kept from that end. Events reaching neither end (both
   // ends quiet) read as kept from the nearer one unless answers showed the walk's own order hold:
   // under it, events near the far end are the newest of a window whose top is quiet (the data ends
@@ -155,11 +168,21 @@ function afterFull(
   const rate = exact ? perMs(t.rate) : counted ? null : Math.max(own, (sample.perPoint * events.length) / span);
   // Full answers in a row shrink the chunk faster: the samples may all lean the same way.
   const shrink = MAX_SHRINK * (t.fullAnswers > 0 && !t.guessed ? 0.75 : 1);
-  const p = place(a, s, rate, seenFrom(from, chunk, sample), fullReach, exact || counted ? null : shrink * span);
+  const quietPast = notQuiet ? undefined : (t.quietPast ?? quietPastOf(t));
+  const quiet = quietPast === undefined ? null : flip(from, quietPast);
+  const p = place(a, s, rate, seenFrom(from, chunk, sample), fullReach, exact || counted ? null : shrink * span, quiet);
   if (p === 'crowded' || p.reach === null) return 'crowded';
   // A part asked again is walked like every other chunk: its rest is no longer cut where the first answer's events were.
-  const { restCuts, ...walk } = t;
-  return { ...walk, from, reach: flip(from, p.reach), guessed: p.guessed, sample, fullAnswers: t.fullAnswers + 1 };
+  const { restCuts, quietPast: _, ...walk } = t;
+  const next = {
+    ...walk,
+    from,
+    reach: flip(from, p.reach),
+    guessed: p.guessed,
+    sample,
+    fullAnswers: t.fullAnswers + 1,
+  };
+  return quietPast === undefined ? next : { ...next, quietPast };
 }
 
 /**
