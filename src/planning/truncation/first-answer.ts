@@ -34,6 +34,7 @@ import {
   walkQuery,
   WHOLE_FILL,
   whereIn,
+  withQuietPast,
 } from './place.js';
 import { estimateSample, exactSample, leftOver, recounted } from './sample.js';
 
@@ -181,11 +182,15 @@ export function cutInThirds(
  * parts were proven (a filtered stream's window reaching past the data: ideal + 4).
  */
 function outerPartFirst(t: WalkTask, parts: readonly Region[], kept: Order, sample: Sample): WalkTask {
-  const from = other(kept);
-  const first = from === 'oldest' ? parts[0]! : parts.at(-1)!;
-  const reach = from === 'oldest' ? first.hi : first.lo;
   const restCuts = parts.slice(1).map((r) => r.lo + SECOND_MS);
-  return { ...t, from, reach, guessed: false, sample, fullAnswers: 1, held: null, restCuts };
+  return partAtEnd({ ...t, from: other(kept), fullAnswers: 1 }, parts, sample, restCuts);
+}
+
+/** `t` asking the part of `parts` at its own end, `sample` sizing what follows, its rest cut at `restCuts` once proven. */
+function partAtEnd(t: WalkTask, parts: readonly Region[], sample: Sample, restCuts: number[]): WalkTask {
+  const first = t.from === 'oldest' ? parts[0]! : parts.at(-1)!;
+  const reach = t.from === 'oldest' ? first.hi : first.lo;
+  return { ...t, reach, guessed: false, sample, held: null, restCuts };
 }
 
 /**
@@ -248,13 +253,10 @@ export function refutedInHalves(t: WalkTask, events: readonly SeenEvent[], s: Si
   );
   if (parts === null) return null;
   const sample: Sample = { ...first, trust: 'estimate', perPoint: total / first.points.length };
-  const quietPast = quietPastOf(t);
-  if (!fixed) return askedWhole(quietPast === undefined ? t : { ...t, quietPast }, parts, s, sample);
+  const quiet = withQuietPast(t, quietPastOf(t));
+  if (!fixed) return askedWhole(quiet, parts, s, sample);
   // No count: the half at the walk's end first, whose proof says whether the other fits whole.
-  const half = t.from === 'oldest' ? parts[0]! : parts[1]!;
-  const reach = t.from === 'oldest' ? half.hi : half.lo;
-  const next = { ...t, reach, guessed: false, sample, fullAnswers: t.fullAnswers + 1, held: null, restCuts: [] };
-  return [quietPast === undefined ? next : { ...next, quietPast }];
+  return [partAtEnd({ ...quiet, fullAnswers: t.fullAnswers + 1 }, parts, sample, [])];
 }
 
 /** In `quietPastOf`: the quiet stretch starts this number of the first answer's average gaps past its events. */

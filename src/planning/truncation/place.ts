@@ -267,26 +267,35 @@ export function startWalk(
   stored: Sample | null = sample?.trust === 'stored' ? sample : null,
   quietPast?: number,
 ): WalkTask {
-  const task: WalkTask = {
-    kind: 'walk',
-    from,
-    region,
-    reach: null,
-    guessed: false,
-    rate,
-    sample: sample ?? stored,
-    stored,
-    fullAnswers: 0,
-    held: null,
-    ...(quietPast === undefined ? {} : { quietPast }),
-  };
+  const task = withQuietPast<WalkTask>(
+    {
+      kind: 'walk',
+      from,
+      region,
+      reach: null,
+      guessed: false,
+      rate,
+      sample: sample ?? stored,
+      stored,
+      fullAnswers: 0,
+      held: null,
+    },
+    quietPast,
+  );
   sample = task.sample;
   const a = anchored(from, region);
-  const quiet = quietPast === undefined ? null : flip(from, quietPast);
-  const p = place(a, fit, perMs(rate), seenFrom(from, region, sample), null, null, quiet);
+  const p = place(a, fit, perMs(rate), seenFrom(from, region, sample), null, null, quietOf(from, quietPast));
   if (p === 'crowded' || p.reach === null) return task;
   return { ...task, reach: flip(from, p.reach), guessed: p.guessed };
 }
+
+/** `t` with `quietPast` set, or as it is where there is none. */
+export const withQuietPast = <T extends WalkTask>(t: T, quietPast: number | undefined): T =>
+  quietPast === undefined ? t : { ...t, quietPast };
+
+/** `quietPast` (real coordinates) as `place` reads it: anchored for a walk from `from`, or null. */
+export const quietOf = (from: Order, quietPast: number | undefined): number | null =>
+  quietPast === undefined ? null : flip(from, quietPast);
 
 const flipSample = (from: Order, s: Sample): Sample =>
   from === 'newest' ? s : { ...s, points: s.points.map((t) => -t) };

@@ -18,6 +18,7 @@ import {
   other,
   perMs,
   place,
+  quietOf,
   seenFrom,
   type Sizing,
   startWalk,
@@ -25,6 +26,7 @@ import {
   walkQuery,
   type WalkStep,
   whereIn,
+  withQuietPast,
 } from './place.js';
 import { atLeastTheRest, estimateSample, exactSample, leftOver, recounted, storedIn } from './sample.js';
 import {
@@ -169,7 +171,7 @@ function afterFull(
   // Full answers in a row shrink the chunk faster: the samples may all lean the same way.
   const shrink = MAX_SHRINK * (t.fullAnswers > 0 && !t.guessed ? 0.75 : 1);
   const quietPast = notQuiet ? undefined : (t.quietPast ?? quietPastOf(t));
-  const quiet = quietPast === undefined ? null : flip(from, quietPast);
+  const quiet = quietOf(from, quietPast);
   const p = place(a, s, rate, seenFrom(from, chunk, sample), fullReach, exact || counted ? null : shrink * span, quiet);
   if (p === 'crowded' || p.reach === null) return 'crowded';
   // A part asked again is walked like every other chunk: its rest is no longer cut where the first answer's events were.
@@ -182,7 +184,7 @@ function afterFull(
     sample,
     fullAnswers: t.fullAnswers + 1,
   };
-  return quietPast === undefined ? next : { ...next, quietPast };
+  return withQuietPast(next, quietPast);
 }
 
 /**
