@@ -51,6 +51,14 @@ async function billedByWindow(j: Journey, since: Date): Promise<Map<string, numb
 }
 
 /**
+ * A call more than measured, on every bound of this file: windows and lanes run at once, so which
+ * answer is applied first, and which events a random gateway draws for a call, follow the machine's
+ * timing. A step measured the same in every run here, but a bound exactly at the figure fails on the
+ * first run that draws one call differently.
+ */
+const SPARE_CALLS = 1;
+
+/**
  * Billed calls per ideal call (probes aside) each step may take: what this journey measured (in
  * parentheses), a few percent more, so that a planner change that costs calls fails here.
  */
@@ -68,13 +76,13 @@ describe.each([['newest'], ['oldest'], ['random']] as const)('journeys on one da
     const j = journey();
     const month = await j.step('backfill 08-19..09-19', eq('2025-08-19', '2025-09-19'));
     sound(month);
-    expect(month.billed).toBeLessThanOrEqual(bound.month * month.ideal + month.probes);
+    expect(month.billed).toBeLessThanOrEqual(bound.month * month.ideal + month.probes + SPARE_CALLS);
 
     const since = new Date();
     const before = await j.step('backfill 05-01..08-19', eq('2025-05-01', '2025-08-19'), { env: LAPSED });
     expect(before.drift).toEqual([]);
     sound(before);
-    expect(before.billed).toBeLessThanOrEqual(bound.before * before.ideal + before.probes);
+    expect(before.billed).toBeLessThanOrEqual(bound.before * before.ideal + before.probes + SPARE_CALLS);
     // The bundled data holds nothing from June 5 to August 19: those windows cost a call each.
     const perWindow = await billedByWindow(j, since);
     expect(perWindow.get('2025-07-01T23:59:56Z/2025-08-01T23:59:54Z')).toBe(1);
@@ -89,7 +97,7 @@ describe.each([['newest'], ['oldest'], ['random']] as const)('journeys on one da
 
     expect(refresh.drift).toEqual([]);
     sound(refresh);
-    expect(refresh.billed).toBeLessThanOrEqual(bound.refresh * refresh.ideal + refresh.probes);
+    expect(refresh.billed).toBeLessThanOrEqual(bound.refresh * refresh.ideal + refresh.probes + SPARE_CALLS);
   });
 });
 
@@ -128,18 +136,18 @@ describe.each([['newest'], ['oldest'], ['random']] as const)(
       const step = await j.step('M4.5+ 09-01..10-01', eq(...args));
       sound(step);
       expect(step.ideal).toBe(2);
-      expect(step.billed).toBeLessThanOrEqual(PAST_THE_DATA[order] + step.probes);
+      expect(step.billed).toBeLessThanOrEqual(PAST_THE_DATA[order] + step.probes + SPARE_CALLS);
       const again = await j.step('the same again', eq(...args));
       expect([again.exit, again.billed]).toEqual([0, 0]);
       // Measured 3 in every order, the probe of the lapsed cap among them; 4 for the overlapping range.
       const refresh = await j.step('refresh of it', eq(...args, '--refresh'), { env: LAPSED });
       sound(refresh);
-      expect(refresh.billed).toBeLessThanOrEqual(3 + refresh.probes);
+      expect(refresh.billed).toBeLessThanOrEqual(3 + refresh.probes + SPARE_CALLS);
       const overlap = await j.step('M4.5+ 08-10..09-20', eq('2025-08-10', '2025-09-20', '--min-magnitude', '4.5'), {
         env: LAPSED,
       });
       sound(overlap);
-      expect(overlap.billed).toBeLessThanOrEqual(overlap.ideal + 2 + overlap.probes);
+      expect(overlap.billed).toBeLessThanOrEqual(overlap.ideal + 2 + overlap.probes + SPARE_CALLS);
     });
   },
 );
@@ -232,8 +240,8 @@ describe('refreshes of a catalog that changed since it was stored (newest-first 
     const second = await j.step('refresh, 10% new again', eq('2025-05-06', '2025-06-05', '--refresh'));
     sound(second);
     // Measured: 57 / 52, then 62 / 57 (63 where nothing was learned, and the recount counted less).
-    expect(second.billed - second.ideal).toBeLessThanOrEqual(first.billed - first.ideal);
-    expect(second.billed).toBeLessThanOrEqual(1.1 * second.ideal);
+    expect(second.billed - second.ideal).toBeLessThanOrEqual(first.billed - first.ideal + SPARE_CALLS);
+    expect(second.billed).toBeLessThanOrEqual(1.1 * second.ideal + SPARE_CALLS);
   });
 });
 
