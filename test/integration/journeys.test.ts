@@ -51,10 +51,10 @@ async function billedByWindow(j: Journey, since: Date): Promise<Map<string, numb
 }
 
 /**
- * A call more than measured, on every bound of this file: windows and lanes run at once, so which
- * answer is applied first, and which events a random gateway draws for a call, follow the machine's
- * timing. A step measured the same in every run here, but a bound exactly at the figure fails on the
- * first run that draws one call differently.
+ * A call more than measured, on the bounds below that stood at their figure or less than a call above
+ * it: windows and lanes run at once, so which answer is applied first, and which events a random
+ * gateway draws for a call, follow the machine's timing. A step measured the same in every run here,
+ * but a bound exactly at the figure fails on the first run that draws one call differently.
  */
 const SPARE_CALLS = 1;
 

@@ -357,6 +357,10 @@ export function runWindowConcurrently(
 }
 
 /** Events of the catalog that should have been stored for a window but were not. */
+/** The events of `c` inside window `w`, at magnitude `m` or more (every one when null). */
+const eventsIn = (c: readonly CatalogEvent[], w: Interval, m: number | null) =>
+  c.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs && (m === null || e.magnitude >= m));
+
 export function lostIn(
   catalog: readonly CatalogEvent[],
   window: Interval,
@@ -364,14 +368,7 @@ export function lostIn(
   minMagnitude: number | null = null,
 ): CatalogEvent[] {
   const inUnresolved = (t: number) => run.unresolved.some((r) => t > r.lo && t < r.hi);
-  return catalog.filter(
-    (e) =>
-      e.timeMs >= window.startMs &&
-      e.timeMs <= window.endMs &&
-      (minMagnitude === null || e.magnitude >= minMagnitude) &&
-      !run.stored.has(e.id) &&
-      !inUnresolved(e.timeMs),
-  );
+  return eventsIn(catalog, window, minMagnitude).filter((e) => !run.stored.has(e.id) && !inUnresolved(e.timeMs));
 }
 
 export { preferOf, windowRegion };
@@ -515,7 +512,7 @@ export function reReadCost(
     timeMs: Math.round(lo + rng() * (hi - lo)),
   }));
   const now = [...catalog, ...added];
-  const inside = (c: readonly CatalogEvent[], w: Span) => c.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs);
+  const inside = (c: readonly CatalogEvent[], w: Span) => eventsIn(c, w, null);
   const t = { calls: 0, ideal: 0, lost: 0, worst: 0, wait: 0, recounted: 0, added: 0 };
   // One gateway's knowledge across the windows, read in turn: what one re-read counted sizes the next.
   const before = () => ({
@@ -558,11 +555,6 @@ export interface WindowPastTheData {
   n: number;
 }
 
-const PAST_DAY_MS = 86_400_000;
-
-const eventsIn = (c: readonly CatalogEvent[], w: Interval, m: number | null) =>
-  c.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs && (m === null || e.magnitude >= m));
-
 /**
  * Windows of 1 to 31 days reaching past the data's end of one of the sorted `catalogs`, a minimum
  * magnitude leaving 201 to 399 events: a filtered stream's last window on a gateway whose data
@@ -578,9 +570,9 @@ export function filteredWindowsPastTheData(
   while (out.length < count) {
     const catalog = catalogs[Math.floor(pick() * catalogs.length)]!;
     const days = 1 + Math.floor(pick() * 31);
-    const startMs = Math.floor(catalog.at(-1)!.timeMs - days * PAST_DAY_MS + pick() * days * PAST_DAY_MS * 0.9);
+    const startMs = Math.floor(catalog.at(-1)!.timeMs - days * DAY_MS + pick() * days * DAY_MS * 0.9);
     if (startMs < catalog[0]!.timeMs) continue;
-    const window = { startMs, endMs: startMs + days * PAST_DAY_MS - 2000 };
+    const window = { startMs, endMs: startMs + days * DAY_MS - 2000 };
     const mags = eventsIn(catalog, window, null)
       .map((e) => e.magnitude)
       .sort((a, b) => b - a);
@@ -604,11 +596,9 @@ export function denseWindowsPastTheData(catalogs: ReadonlyArray<readonly Catalog
     const after = pick() < 0.5;
     const share = 0.1 + 0.8 * pick();
     const startMs = Math.floor(
-      after
-        ? catalog.at(-1)!.timeMs - share * days * PAST_DAY_MS
-        : catalog[0]!.timeMs - (1 - share) * days * PAST_DAY_MS,
+      after ? catalog.at(-1)!.timeMs - share * days * DAY_MS : catalog[0]!.timeMs - (1 - share) * days * DAY_MS,
     );
-    const window = { startMs, endMs: startMs + days * PAST_DAY_MS - 1000 };
+    const window = { startMs, endMs: startMs + days * DAY_MS - 1000 };
     return { catalog, window, minMagnitude, n: eventsIn(catalog, window, minMagnitude).length };
   });
 }

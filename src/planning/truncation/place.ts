@@ -105,8 +105,11 @@ export const WHOLE_FILL = 0.9;
  */
 const WHOLE_FILL_COUNTED = 0.97;
 
-/** The ms of anchored `r` a rate counts: none below `quiet` (`WalkTask.quietPast`, anchored). */
-const ratedMs = (r: Region, quiet: number | null): number => Math.max(0, r.hi - Math.max(r.lo, quiet ?? r.lo));
+/** Where in anchored `r` a rate starts counting: not below `quiet` (`WalkTask.quietPast`, anchored). */
+const ratedFrom = (r: Region, quiet: number | null): number => Math.max(r.lo, quiet ?? r.lo);
+
+/** The ms of anchored `r` a rate counts. */
+const ratedMs = (r: Region, quiet: number | null): number => Math.max(0, r.hi - ratedFrom(r, quiet));
 
 function wholeFits(r: Region, fit: Fit, rate: number | null, sample: Sample | null, quiet: number | null): boolean {
   if (sample?.trust === 'exact') return false;
@@ -238,7 +241,7 @@ export function place(
   const half = inHalves(r, fit, rate, sample, fullReach, quiet);
   // After a full answer whose points said nothing of the region, halve it: where its events lie is unknown.
   if (half || (coarse && fullReach !== null && (x === null || x >= r.hi - 2 * SECOND_MS)))
-    x = (Math.max(r.lo, quiet ?? r.lo) + r.hi) / 2;
+    x = (ratedFrom(r, quiet) + r.hi) / 2;
   const lowest = fullReach === null ? r.lo : fullReach + SECOND_MS;
   const shrunk = shrinkMs === null ? lowest : Math.max(lowest, r.hi - shrinkMs);
   if (x === null || (fullReach === null && !half && (x <= r.lo || wholeFits(r, fit, rate, sample, quiet))))
