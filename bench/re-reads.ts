@@ -12,13 +12,12 @@
  *    expect to pay on the same windows: the reach of sizing, beside what the planner pays.
  *   npx tsx bench/re-reads.ts
  */
-import { monthWindows, reReadCost, usgsCatalog, REAL_MONTH_FILES } from '../test/support/adversary.js';
+import { reReadCost, shiftedMonthWindows, usgsCatalog, REAL_MONTH_FILES } from '../test/support/adversary.js';
 
 const months = REAL_MONTH_FILES.map((f) => usgsCatalog(f).sort((a, b) => a.timeMs - b.timeMs));
 const SHARES = [0, 0.01, 0.03, 0.06, 0.1];
 const SEEDS = [8, 15, 22, 29, 36, 43];
 const SHIFTS_DAYS = [0, 4, 9, 13];
-const DAY_MS = 86_400_000;
 
 function reRead(share: number, lanes: number, options: { learn?: boolean; learned?: number | null } = {}) {
   const t = { calls: 0, ideal: 0, wait: 0 };
@@ -94,13 +93,11 @@ function informed(share: number) {
     const span: [number, number] = [catalog[0]!.timeMs, catalog.at(-1)!.timeMs];
     const perMs = (share * catalog.length) / (span[1] - span[0]);
     const newIn = (x: number, y: number) => perMs * Math.max(0, Math.min(y, span[1]) - Math.max(x, span[0]));
-    for (const shift of SHIFTS_DAYS)
-      for (const first of monthWindows(catalog)) {
-        const w: [number, number] = [first.startMs + shift * DAY_MS, first.endMs + shift * DAY_MS];
-        const t = catalog.map((e) => e.timeMs).filter((x) => x >= w[0] && x <= w[1]);
-        calls += informedCalls(t, w, newIn);
-        ideal += Math.max(1, Math.ceil((t.length + newIn(...w)) / 200));
-      }
+    for (const { startMs, endMs } of shiftedMonthWindows(catalog, SHIFTS_DAYS)) {
+      const t = catalog.map((e) => e.timeMs).filter((x) => x >= startMs && x <= endMs);
+      calls += informedCalls(t, [startMs, endMs], newIn);
+      ideal += Math.max(1, Math.ceil((t.length + newIn(startMs, endMs)) / 200));
+    }
   }
   return calls / ideal;
 }

@@ -356,11 +356,11 @@ export function runWindowConcurrently(
   return result(null);
 }
 
-/** Events of the catalog that should have been stored for a window but were not. */
 /** The events of `c` inside window `w`, at magnitude `m` or more (every one when null). */
 const eventsIn = (c: readonly CatalogEvent[], w: Interval, m: number | null) =>
   c.filter((e) => e.timeMs >= w.startMs && e.timeMs <= w.endMs && (m === null || e.magnitude >= m));
 
+/** Events of the catalog that should have been stored for a window but were not. */
 export function lostIn(
   catalog: readonly CatalogEvent[],
   window: Interval,
@@ -436,6 +436,13 @@ export function monthWindows(catalog: readonly CatalogEvent[]): Span[] {
   for (let s = lo; s < hi; s += 31 * DAY_MS - 2000)
     out.push({ startMs: s, endMs: Math.min(s + 31 * DAY_MS - 2000, hi) });
   return out;
+}
+
+/** `monthWindows` again, each moved later by each of `shiftDays` in turn: a re-read's windows starting elsewhere. */
+export function shiftedMonthWindows(catalog: readonly CatalogEvent[], shiftDays: readonly number[]): Span[] {
+  return shiftDays.flatMap((days) =>
+    monthWindows(catalog).map((w) => ({ startMs: w.startMs + days * DAY_MS, endMs: w.endMs + days * DAY_MS })),
+  );
 }
 
 /**
@@ -520,30 +527,28 @@ export function reReadCost(
     recounted: learned === null ? null : { stored: 10_000, added: 10_000 * learned },
   });
   const k = before();
-  for (const shiftDays of shifts)
-    for (const first of monthWindows(catalog)) {
-      const w = { startMs: first.startMs + shiftDays * DAY_MS, endMs: first.endMs + shiftDays * DAY_MS };
-      const options = {
-        read: { kind: 'refresh' as const },
-        proofs: [{ lo: w.startMs, hi: w.endMs }],
-        storedTimes: inside(catalog, w).map((e) => e.timeMs),
-      };
-      const g = simulatedGateway(now, { mode: 'newest' }, 1);
-      const r = runWindowConcurrently(g, w, learn ? k : before(), {
-        ...options,
-        lanes,
-        seed: 1,
-        timed: lanes > 1,
-      });
-      const ideal = Math.max(1, Math.ceil(inside(now, w).length / 200));
-      t.calls += r.calls;
-      t.ideal += ideal;
-      t.lost += lostIn(now, w, r).length + (r.failure ? 1 : 0);
-      t.worst = Math.max(t.worst, r.calls - ideal);
-      t.wait += r.wall;
-      t.recounted += r.frontier.recount.stored;
-      t.added += r.frontier.recount.added;
-    }
+  for (const w of shiftedMonthWindows(catalog, shifts)) {
+    const options = {
+      read: { kind: 'refresh' as const },
+      proofs: [{ lo: w.startMs, hi: w.endMs }],
+      storedTimes: inside(catalog, w).map((e) => e.timeMs),
+    };
+    const g = simulatedGateway(now, { mode: 'newest' }, 1);
+    const r = runWindowConcurrently(g, w, learn ? k : before(), {
+      ...options,
+      lanes,
+      seed: 1,
+      timed: lanes > 1,
+    });
+    const ideal = Math.max(1, Math.ceil(inside(now, w).length / 200));
+    t.calls += r.calls;
+    t.ideal += ideal;
+    t.lost += lostIn(now, w, r).length + (r.failure ? 1 : 0);
+    t.worst = Math.max(t.worst, r.calls - ideal);
+    t.wait += r.wall;
+    t.recounted += r.frontier.recount.stored;
+    t.added += r.frontier.recount.added;
+  }
   return t;
 }
 
